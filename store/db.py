@@ -1,0 +1,114 @@
+"""Opening the database: WAL, foreign keys, busy timeout, migrations, transactions.
+
+Why these settings:
+- WAL lets the TUI read while a CLI process writes (one writer, many readers).
+- ``busy_timeout`` makes a second writer wait instead of failing with "database is locked".
+- Writes go through :func:`write_tx`, which starts ``BEGIN IMMEDIATE``: the write lock is
+  taken up front, so two writers queue on the busy timeout instead of dead-locking on a
+  read-to-write upgrade (where SQLite returns SQLITE_BUSY without waiting).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import sqlite_utils
+
+from store.migrations import MIGRATIONS, SCHEMA_VERSION, current_version
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+class StoreError(Exception):
+    """A database problem the user can act on (corrupt file, wrong path, …)."""
+
+
+class SchemaTooNewError(StoreError):
+    """The database was written by a newer claimscope; we refuse to touch it."""
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def open_db(path: str | Path) -> sqlite_utils.Database:
+    """Open (creating if needed) a claimscope database and bring its schema up to date.
+
+    A database whose ``schema_version`` is newer than this code knows is refused with
+    :class:`SchemaTooNewError` before anything is written, so an old claimscope can never
+    damage data written by a newer one.
+    """
+    path = Path(path).expanduser()
+    if path.is_dir():
+        raise StoreError(f"database path {path} is a directory, not a file")
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = _connect(path)
+        # Touch the file: a non-SQLite file fails here with "file is not a database".
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path} is not a usable claimscope database: {exc}") from exc
+    db = sqlite_utils.Database(conn)
+    try:
+        version = current_version(db)
+        if version > SCHEMA_VERSION:
+            conn.close()
+            raise SchemaTooNewError(
+                f"{path} has schema version {version}, newer than this claimscope "
+                f"understands ({SCHEMA_VERSION}); upgrade claimscope to open it"
+            )
+        if db.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        if version < SCHEMA_VERSION:
+            _migrate(db, version)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise StoreError(f"{path} is not a usable claimscope database: {exc}") from exc
+    return db
+
+
+def _migrate(db: sqlite_utils.Database, version: int) -> None:
+    """Apply every migration newer than ``version``, each in its own transaction."""
+    for number, _name, migrate in MIGRATIONS:
+        if number <= version:
+            continue
+        with write_tx(db):
+            # Re-check inside the lock: another process may have migrated meanwhile.
+            if current_version(db) >= number:
+                continue
+            migrate(db)
+            db.execute(
+                "INSERT INTO meta(key, value) VALUES('schema_version', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                [str(number)],
+            )
+
+
+@contextlib.contextmanager
+def write_tx(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
+    """One atomic write: ``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error.
+
+    Nested calls become savepoints (through sqlite-utils' ``atomic``), so helpers that
+    write can be composed inside a larger transaction.
+    """
+    conn = db.conn
+    if conn.in_transaction:
+        with db.atomic():
+            yield db
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")

@@ -1,0 +1,164 @@
+"""Numbered schema migrations, applied in order on open.
+
+Each migration is a function of the database that runs inside one transaction opened by
+:func:`store.db.open_db`; ``meta.schema_version`` records the last one applied. Never edit a
+released migration: add a new one (later issues add columns this way).
+
+Table overview (version 1):
+- ``sources``/``documents``/``passages``: knowledge sources, chunked into passages of at most
+  128 words with 32 words overlap (ICAT, seed 004 §5.4); each passage keeps its sentences'
+  character offsets in the document so evidence can be cited sentence by sentence.
+- ``passages_fts``: an FTS5 index over passage title and text, kept in sync by triggers.
+- ``embeddings``: one float32 vector per (passage, embedding model); the FAISS index beside
+  the database is rebuilt from these, so it is a cache that can always be regenerated.
+- ``runs``/``claims``/``evidence``/``verdicts``/``scores``: one verification run each.
+- ``model_manifest``: which model files produced a run (id/path, sha256, quantisation,
+  prompt hashes, thresholds), for reproducibility.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sqlite_utils
+
+
+def current_version(db: sqlite_utils.Database) -> int:
+    if "meta" not in db.table_names():
+        return 0
+    row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _v1_initial(db: sqlite_utils.Database) -> None:
+    statements = [
+        """CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
+        """CREATE TABLE sources (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            format TEXT NOT NULL,
+            path TEXT,
+            attribution TEXT,
+            licence TEXT,
+            chunk_words INTEGER NOT NULL,
+            chunk_overlap INTEGER NOT NULL,
+            n_documents INTEGER NOT NULL DEFAULT 0,
+            n_passages INTEGER NOT NULL DEFAULT 0,
+            index_seconds REAL,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
+            updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+        )""",
+        """CREATE TABLE documents (
+            id INTEGER PRIMARY KEY,
+            source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+            ext_id TEXT NOT NULL,
+            title TEXT NOT NULL DEFAULT '',
+            url TEXT,
+            date TEXT,
+            text TEXT NOT NULL,
+            meta TEXT,
+            content_hash TEXT NOT NULL,
+            UNIQUE (source_id, ext_id)
+        )""",
+        """CREATE TABLE passages (
+            id INTEGER PRIMARY KEY,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+            idx INTEGER NOT NULL,
+            title TEXT NOT NULL DEFAULT '',
+            text TEXT NOT NULL,
+            char_start INTEGER NOT NULL,
+            char_end INTEGER NOT NULL,
+            first_sentence INTEGER NOT NULL,
+            sentences TEXT NOT NULL,
+            UNIQUE (document_id, idx)
+        )""",
+        "CREATE INDEX passages_source ON passages(source_id)",
+        """CREATE VIRTUAL TABLE passages_fts USING fts5(
+            title, text, tokenize = 'porter unicode61 remove_diacritics 2'
+        )""",
+        """CREATE TRIGGER passages_ai AFTER INSERT ON passages BEGIN
+            INSERT INTO passages_fts(rowid, title, text) VALUES (new.id, new.title, new.text);
+        END""",
+        """CREATE TRIGGER passages_ad AFTER DELETE ON passages BEGIN
+            DELETE FROM passages_fts WHERE rowid = old.id;
+        END""",
+        """CREATE TABLE embeddings (
+            passage_id INTEGER NOT NULL REFERENCES passages(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (passage_id, model)
+        )""",
+        """CREATE TABLE runs (
+            id INTEGER PRIMARY KEY,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
+            status TEXT NOT NULL DEFAULT 'pending',
+            input_text TEXT NOT NULL,
+            input_hash TEXT NOT NULL,
+            config TEXT NOT NULL DEFAULT '{}'
+        )""",
+        """CREATE TABLE claims (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            idx INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            span_start INTEGER,
+            span_end INTEGER,
+            checkable INTEGER NOT NULL DEFAULT 1,
+            status TEXT NOT NULL DEFAULT 'pending',
+            UNIQUE (run_id, idx)
+        )""",
+        """CREATE TABLE evidence (
+            id INTEGER PRIMARY KEY,
+            claim_id INTEGER NOT NULL REFERENCES claims(id) ON DELETE CASCADE,
+            passage_id INTEGER NOT NULL REFERENCES passages(id),
+            rank INTEGER NOT NULL,
+            fused_score REAL,
+            bm25_score REAL,
+            bm25_rank INTEGER,
+            dense_score REAL,
+            dense_rank INTEGER,
+            UNIQUE (claim_id, passage_id)
+        )""",
+        """CREATE TABLE verdicts (
+            id INTEGER PRIMARY KEY,
+            claim_id INTEGER NOT NULL REFERENCES claims(id) ON DELETE CASCADE,
+            label TEXT NOT NULL,
+            support REAL,
+            deciding_evidence_id INTEGER REFERENCES evidence(id),
+            probabilities TEXT,
+            model TEXT,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+        )""",
+        """CREATE TABLE scores (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            value REAL,
+            detail TEXT,
+            UNIQUE (run_id, kind)
+        )""",
+        """CREATE TABLE model_manifest (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER REFERENCES runs(id) ON DELETE CASCADE,
+            role TEXT NOT NULL,
+            model_id TEXT NOT NULL,
+            path TEXT,
+            sha256 TEXT,
+            revision TEXT,
+            quantisation TEXT,
+            prompt_hashes TEXT,
+            thresholds TEXT,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+        )""",
+    ]
+    for sql in statements:
+        db.execute(sql)
+
+
+Migration = tuple[int, str, Callable[[sqlite_utils.Database], None]]
+
+MIGRATIONS: list[Migration] = [
+    (1, "initial schema: sources, passages, FTS5, embeddings, runs, manifest", _v1_initial),
+]
+SCHEMA_VERSION = MIGRATIONS[-1][0]

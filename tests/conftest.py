@@ -1,0 +1,60 @@
+"""Shared fixtures: real data from ../shared/data, the real embedded models, temp databases."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("CLAIMSCOPE_SHARED_DATA", ROOT.parent / "shared" / "data"))
+FIXTURES = DATA / "fixtures"
+
+
+def pytest_configure(config):
+    if not DATA.is_dir():
+        raise pytest.UsageError(f"shared data not found at {DATA} (set CLAIMSCOPE_SHARED_DATA)")
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    return DATA
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    from models.embed import load_embedder
+
+    return load_embedder()
+
+
+@pytest.fixture(scope="session")
+def splitter():
+    from models.nlp import SpacySentenceSplitter
+
+    return SpacySentenceSplitter()
+
+
+@pytest.fixture(scope="session")
+def mini_db(tmp_path_factory, embedder, splitter):
+    """A database with the SciFact mini corpus indexed once for the whole session (read-only use)."""
+    from core.index import add_source
+    from core.sources import load_documents
+    from store import open_db
+
+    db = open_db(tmp_path_factory.mktemp("mini") / "mini.db")
+    docs = load_documents(FIXTURES / "scifact_mini_corpus.jsonl")
+    add_source(db, "scifact-mini", docs, fmt="scifact", path="fixture", embedder=embedder, splitter=splitter)
+    return db
+
+
+@pytest.fixture(scope="session")
+def mini_claims():
+    from core.evaluate.datasets import load_scifact_claims
+
+    return load_scifact_claims(FIXTURES / "scifact_mini_claims.jsonl")

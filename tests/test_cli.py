@@ -1,0 +1,124 @@
+"""The CLI through Typer's runner: indexing, listing, searching, and bad input."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+from typer.testing import CliRunner
+
+from tui.cli import app
+
+
+@pytest.fixture()
+def runner():
+    return CliRunner()
+
+
+@pytest.fixture()
+def small_corpus(tmp_path, data_dir):
+    lines = (data_dir / "fixtures" / "scifact_mini_corpus.jsonl").read_text().splitlines()[:12]
+    path = tmp_path / "corpus.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path, [json.loads(x) for x in lines]
+
+
+def dump(db_path) -> list[str]:
+    """Everything stored, to compare before and after a failed command."""
+    conn = sqlite3.connect(db_path)
+    try:
+        return list(conn.iterdump())
+    finally:
+        conn.close()
+
+
+def test_help_lists_every_command(runner):
+    res = runner.invoke(app, ["--help"])
+    assert res.exit_code == 0
+    for cmd in ("source", "search", "eval", "demo"):
+        assert cmd in res.output
+    assert "Exit codes" in res.output
+    res = runner.invoke(app, ["source", "--help"])
+    assert all(c in res.output for c in ("add", "list", "remove"))
+
+
+def test_add_list_search_remove(runner, tmp_path, small_corpus):
+    path, docs = small_corpus
+    db = tmp_path / "cli.db"
+    res = runner.invoke(app, ["--db", str(db), "source", "add", "mini", str(path)])
+    assert res.exit_code == 0, res.output
+    assert "12 added" in res.output
+
+    res = runner.invoke(app, ["--db", str(db), "source", "list", "--json"])
+    listed = json.loads(res.stdout)
+    assert listed[0]["name"] == "mini" and listed[0]["n_documents"] == 12 and listed[0]["format"] == "scifact"
+
+    target = docs[3]
+    query = target["abstract"][0]
+    res = runner.invoke(app, ["--db", str(db), "search", query, "--source", "mini", "--mode", "hybrid", "-k", "3", "--json"])
+    assert res.exit_code == 0, res.output
+    hits = [json.loads(x) for x in res.stdout.splitlines()]
+    assert hits[0]["doc_id"] == str(target["doc_id"])
+    assert hits[0]["sentence"] and {"bm25", "dense", "hybrid"} <= set(hits[0]["ranks"])
+
+    res = runner.invoke(app, ["--db", str(db), "search", query, "--mode", "bm25", "-k", "2"])
+    assert res.exit_code == 0 and target["title"].strip()[:30] in res.stdout
+
+    res = runner.invoke(app, ["--db", str(db), "source", "remove", "mini"])
+    assert res.exit_code == 0
+    res = runner.invoke(app, ["--db", str(db), "search", "x", "--source", "mini"])
+    assert res.exit_code == 3 and "no source named 'mini'" in res.output
+
+
+def test_bad_input_gives_clear_error_and_leaves_the_db_as_it_was(runner, tmp_path, small_corpus):
+    path, _ = small_corpus
+    db = tmp_path / "keep.db"
+    assert runner.invoke(app, ["--db", str(db), "source", "add", "mini", str(path)]).exit_code == 0
+    before = dump(db)
+
+    malformed = tmp_path / "malformed.jsonl"
+    malformed.write_text(path.read_text() + '{"doc_id": 99, "title": "x", "abstract": ["a"]\n')
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    cases = [
+        (["source", "add", "mini", str(tmp_path / "missing.jsonl")], 2, "no such file"),
+        (["source", "add", "mini", str(malformed)], 2, "line 13: malformed JSON"),
+        (["source", "add", "mini", str(empty)], 2, "contains no documents"),
+        (["source", "add", "mini", str(tmp_path), "--format", "jsonl"], 2, "is a directory"),
+        (["source", "add", "bad name!", str(path)], 2, "invalid source name"),
+        (["source", "add", "other"], 2, "PATH is required"),
+        (["search", "   "], 2, "query is empty"),
+        (["search", "x", "--mode", "magic"], 2, "unknown retrieval mode"),
+        (["source", "remove", "ghost"], 3, "no source named 'ghost'"),
+    ]
+    for args, code, message in cases:
+        res = runner.invoke(app, ["--db", str(db), *args])
+        assert res.exit_code == code, (args, res.output)
+        assert message in res.output, (args, res.output)
+        assert "Traceback" not in res.output
+    assert dump(db) == before
+
+
+def test_database_problems_exit_4(runner, tmp_path):
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"garbage" * 500)
+    res = runner.invoke(app, ["--db", str(corrupt), "source", "list"])
+    assert res.exit_code == 4 and "not a usable claimscope database" in res.output
+    assert corrupt.read_bytes() == b"garbage" * 500
+
+    newer = tmp_path / "newer.db"
+    conn = sqlite3.connect(newer)
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '999')")
+    conn.commit()
+    conn.close()
+    res = runner.invoke(app, ["--db", str(newer), "source", "list"])
+    assert res.exit_code == 4 and "schema version 999" in res.output
+
+
+def test_env_var_selects_the_database(runner, tmp_path, monkeypatch):
+    db = tmp_path / "env.db"
+    monkeypatch.setenv("CLAIMSCOPE_DB", str(db))
+    res = runner.invoke(app, ["source", "list"])
+    assert res.exit_code == 0 and db.exists()

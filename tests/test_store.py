@@ -1,0 +1,76 @@
+"""Store: pragmas, migrations, refusal of newer schemas, transactions."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from store import SchemaTooNewError, StoreError, open_db, write_tx
+from store.migrations import MIGRATIONS, SCHEMA_VERSION
+
+
+def test_new_database_is_migrated_with_wal_and_foreign_keys(tmp_path):
+    db = open_db(tmp_path / "a.db")
+    assert db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    assert db.execute("PRAGMA busy_timeout").fetchone()[0] > 0
+    tables = set(db.table_names())
+    for t in ("sources", "documents", "passages", "passages_fts", "embeddings", "runs", "claims",
+              "evidence", "verdicts", "scores", "model_manifest"):
+        assert t in tables
+
+
+def test_reopen_keeps_data_and_does_not_rerun_migrations(tmp_path):
+    path = tmp_path / "a.db"
+    db = open_db(path)
+    with write_tx(db):
+        db.execute("INSERT INTO runs(input_text, input_hash) VALUES ('x', 'h')")
+    db.conn.close()
+    db = open_db(path)
+    assert db.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
+
+
+def test_migrations_are_numbered_in_order():
+    numbers = [n for n, _, _ in MIGRATIONS]
+    assert numbers == list(range(1, len(numbers) + 1))
+
+
+def test_newer_schema_is_refused_and_left_untouched(tmp_path):
+    path = tmp_path / "new.db"
+    db = open_db(path)
+    with write_tx(db):
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION + 5)])
+    db.conn.close()
+    before = path.read_bytes()
+    with pytest.raises(SchemaTooNewError, match="newer than this claimscope"):
+        open_db(path)
+    assert path.read_bytes() == before
+
+
+def test_corrupt_file_and_directory_are_refused(tmp_path):
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StoreError, match="not a usable claimscope database"):
+        open_db(bad)
+    assert bad.read_bytes() == b"this is not a database" * 100
+    with pytest.raises(StoreError, match="is a directory"):
+        open_db(tmp_path)
+
+
+def test_write_tx_rolls_back_everything_on_error(tmp_path):
+    db = open_db(tmp_path / "a.db")
+    with pytest.raises(RuntimeError), write_tx(db):
+        db.execute("INSERT INTO runs(input_text, input_hash) VALUES ('x', 'h')")
+        with write_tx(db):  # nested → savepoint
+            db.execute("INSERT INTO runs(input_text, input_hash) VALUES ('y', 'h')")
+        raise RuntimeError("boom")
+    assert db.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+    assert not db.conn.in_transaction
+
+
+def test_foreign_keys_are_enforced(tmp_path):
+    db = open_db(tmp_path / "a.db")
+    with pytest.raises(sqlite3.IntegrityError), write_tx(db):
+        db.execute("INSERT INTO claims(run_id, idx, text) VALUES (999, 0, 'orphan')")

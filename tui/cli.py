@@ -1,0 +1,390 @@
+"""The ``claimscope`` command line (Typer). It drives the same core as the TUI.
+
+Exit codes: 0 success · 1 unexpected failure · 2 bad input or usage · 3 not found ·
+4 database problem · 5 model problem · 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 success, 1 unexpected failure, 2 bad input or usage, 3 not found, "
+    "4 database problem, 5 model problem, 130 interrupted."
+)
+
+app = typer.Typer(
+    name="claimscope",
+    help="claimscope — claim verification workbench: decompose, retrieve, verify, score. Offline.",
+    epilog=EXIT_CODES_HELP,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+source_app = typer.Typer(help="Manage knowledge sources (index, list, remove).", no_args_is_help=True)
+eval_app = typer.Typer(help="Benchmarks: quality and speed figures on public datasets.", no_args_is_help=True)
+app.add_typer(source_app, name="source")
+app.add_typer(eval_app, name="eval")
+
+
+class State:
+    """Per-invocation options from the top-level callback (no global state in the core)."""
+
+    def __init__(self) -> None:
+        self.db_path: Path | None = None
+        self.config: Path | None = None
+
+
+def _state(ctx: typer.Context) -> State:
+    if not isinstance(ctx.obj, State):
+        ctx.obj = State()
+    return ctx.obj
+
+
+@app.callback()
+def _main(
+    ctx: typer.Context,
+    db: Annotated[
+        Path | None, typer.Option("--db", help="Database file (default: user data dir; env CLAIMSCOPE_DB).")
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Settings TOML file (env CLAIMSCOPE_CONFIG).")
+    ] = None,
+) -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    st = _state(ctx)
+    st.db_path, st.config = db, config
+
+
+def handle_errors(fn):
+    """Turn every error the user can act on into one line on stderr and its exit code."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from core.errors import ClaimscopeError
+        from models.registry import ModelError
+        from store.db import StoreError
+
+        def err_line(text: str) -> None:  # one line, never wrapped, whatever the terminal
+            print(text.replace("\n", " "), file=sys.stderr, flush=True)
+
+        try:
+            return fn(*args, **kwargs)
+        except ClaimscopeError as exc:
+            err_line(f"claimscope: error: {exc}")
+            raise typer.Exit(exc.exit_code) from None
+        except StoreError as exc:
+            err_line(f"claimscope: database error: {exc}")
+            raise typer.Exit(4) from None
+        except ModelError as exc:
+            err_line(f"claimscope: model error: {exc}")
+            raise typer.Exit(5) from None
+        except KeyboardInterrupt:
+            err_line("claimscope: interrupted; nothing half-written was kept")
+            raise typer.Exit(130) from None
+
+    return wrapper
+
+
+def _settings(ctx: typer.Context):
+    from core.settings import load_settings
+
+    st = _state(ctx)
+    settings = load_settings(st.config)
+    return settings.with_overrides(db_path=st.db_path)
+
+
+def _db(ctx: typer.Context):
+    from store import open_db
+
+    return open_db(_settings(ctx).db_path)
+
+
+def _embedder_factory(spec: str):
+    def load():
+        from models.embed import load_embedder
+
+        return load_embedder(spec)
+
+    return load
+
+
+# ---------------------------------------------------------------- sources
+
+
+@source_app.command("add")
+@handle_errors
+def source_add(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Source name; 'wiki-vital' without PATH indexes the built-in source.")],
+    path: Annotated[Path | None, typer.Argument(help="File or folder to index.")] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="auto, jsonl, scifact, folder or csv.")
+    ] = "auto",
+    text_column: Annotated[str, typer.Option(help="CSV: column holding the text.")] = "text",
+    title_column: Annotated[str, typer.Option(help="CSV: column holding the title.")] = "title",
+    id_column: Annotated[str, typer.Option(help="CSV: column holding the document id.")] = "id",
+    url_column: Annotated[str, typer.Option(help="CSV: column holding the URL.")] = "url",
+) -> None:
+    """Index a knowledge source (re-adding a changed file re-indexes only what changed)."""
+    from core.index import add_source
+    from core.sources import BUILTINS, CsvColumns, load_builtin, load_documents
+    from models.nlp import SpacySentenceSplitter
+    from tui.console import err, progress_bar
+
+    settings = _settings(ctx)
+    if path is None:
+        if name not in BUILTINS:
+            raise_input(f"PATH is required (only built-in sources need none: {', '.join(BUILTINS)})")
+        builtin = BUILTINS[name]
+        docs, fmt_used, where, attribution, licence = load_builtin(name), "builtin", None, builtin.attribution, builtin.licence
+    else:
+        cols = CsvColumns(text=text_column, title=title_column, id=id_column, url=url_column)
+        docs = load_documents(path, fmt, cols)
+        fmt_used = fmt if fmt != "auto" else _detected(path)
+        where, attribution, licence = str(path.expanduser().resolve()), None, None
+    db = open_db_checked(settings)
+    err.print(f"indexing {len(docs)} documents into source {name!r} …")
+    with progress_bar() as update:
+        report = add_source(
+            db,
+            name,
+            docs,
+            fmt=fmt_used,
+            path=where,
+            embedder=_embedder_factory(settings.embedder)(),
+            splitter=SpacySentenceSplitter(),
+            attribution=attribution,
+            licence=licence,
+            chunk_words=settings.chunk_words,
+            chunk_overlap=settings.chunk_overlap,
+            progress=update,
+        )
+    err.print(
+        f"source {name}: {report.added} added, {report.updated} updated, {report.removed} removed, "
+        f"{report.unchanged} unchanged; {report.passages_added} new passages in {report.seconds:.1f} s"
+    )
+
+
+def _detected(path: Path) -> str:
+    from core.sources import detect_format
+
+    return detect_format(path.expanduser())
+
+
+def raise_input(message: str):
+    from core.errors import InputError
+
+    raise InputError(message)
+
+
+def open_db_checked(settings):
+    from store import open_db
+
+    return open_db(settings.db_path)
+
+
+@source_app.command("list")
+@handle_errors
+def source_list(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """List indexed sources with their sizes, attribution and licence."""
+    from rich.table import Table
+
+    from store.sources import list_sources
+    from tui.console import out
+
+    sources = list_sources(_db(ctx))
+    if as_json:
+        out.print_json(data=[s.__dict__ for s in sources])
+        return
+    if not sources:
+        out.print("no sources yet: `claimscope source add wiki-vital` indexes the built-in one")
+        return
+    table = Table("name", "format", "documents", "passages", "index s", "licence", "attribution / path")
+    for s in sources:
+        table.add_row(
+            s.name,
+            s.format,
+            str(s.n_documents),
+            str(s.n_passages),
+            f"{s.index_seconds:.1f}" if s.index_seconds else "",
+            s.licence or "",
+            s.attribution or s.path or "",
+        )
+    out.print(table)
+
+
+@source_app.command("remove")
+@handle_errors
+def source_remove(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Source to remove.")]) -> None:
+    """Remove a source, its passages and its vector index."""
+    from core.index import remove_source
+    from tui.console import err
+
+    remove_source(_db(ctx), name)
+    err.print(f"removed source {name}")
+
+
+# ---------------------------------------------------------------- search
+
+
+@app.command()
+@handle_errors
+def search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What to look for (a claim or question).")],
+    source: Annotated[
+        list[str] | None, typer.Option("--source", "-s", help="Source name (repeatable; default: all).")
+    ] = None,
+    mode: Annotated[str, typer.Option("--mode", "-m", help="bm25, dense or hybrid (RRF).")] = "hybrid",
+    k: Annotated[int, typer.Option("-k", min=1, max=1000, help="Number of passages.")] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per passage on stdout.")] = False,
+) -> None:
+    """Ranked passages with title, each retriever's score and rank, and the best-matching sentence."""
+    from core.retrieve import Searcher
+
+    settings = _settings(ctx)
+    searcher = Searcher(_db(ctx), _embedder_factory(settings.embedder), rrf_k=settings.rrf_k)
+    hits = searcher.search(query, k=k, mode=mode, sources=source)
+    print_hits(hits, mode, as_json, searcher)
+
+
+def print_hits(hits, mode: str, as_json: bool, searcher) -> None:
+    from rich.text import Text
+
+    from store.sources import get_source
+    from tui.console import err, out
+
+    if as_json:
+        for h in hits:
+            sys.stdout.write(
+                json.dumps(
+                    {
+                        "rank": h.rank,
+                        "source": h.passage.source,
+                        "doc_id": h.passage.doc_ext_id,
+                        "title": h.passage.title,
+                        "url": h.passage.url,
+                        "passage_id": h.passage.id,
+                        "scores": h.scores,
+                        "ranks": h.ranks,
+                        "sentence": h.sentence_text,
+                        "text": h.passage.text,
+                    }
+                )
+                + "\n"
+            )
+        return
+    if not hits:
+        err.print("no passages matched")
+        return
+    for h in hits:
+        parts = [f"{mode} {h.score:.4g}"] + [
+            f"{name} {h.scores[name]:.4g} (#{h.ranks[name]})" for name in h.scores if name != mode
+        ]
+        line = Text(f"{h.rank:>2}. ", style="bold")
+        line.append(h.passage.title or "(untitled)", style="bold cyan")
+        line.append(f"  [{h.passage.source}:{h.passage.doc_ext_id}]  ", style="dim")
+        line.append(" · ".join(parts), style="dim")
+        out.print(line)
+        if h.sentence_text:
+            out.print(Text("    › " + h.sentence_text, style="green"))
+    notes = {h.passage.source for h in hits}
+    for name in sorted(notes):
+        info = get_source(searcher.db, name)
+        if info and info.licence:
+            err.print(f"[{name}] {info.licence}, {info.attribution}", markup=False)
+
+
+# ---------------------------------------------------------------- demo
+
+
+DEMO_QUERIES = (
+    "Marie Curie discovered radium and polonium.",
+    "The Great Wall of China is visible from space.",
+    "Photosynthesis converts light energy into chemical energy.",
+)
+
+
+@app.command()
+@handle_errors
+def demo(ctx: typer.Context) -> None:
+    """Index the built-in wiki-vital source if needed, then search it for a few claims."""
+    from core.retrieve import Searcher
+    from store.sources import get_source
+    from tui.console import err, out
+
+    settings = _settings(ctx)
+    db = _db(ctx)
+    if get_source(db, "wiki-vital") is None:
+        err.print("first run: indexing the built-in wiki-vital source (once; a few minutes on 2 cores)")
+        ctx.invoke(source_add, ctx=ctx, name="wiki-vital", path=None)
+    searcher = Searcher(db, _embedder_factory(settings.embedder), rrf_k=settings.rrf_k)
+    for q in DEMO_QUERIES:
+        out.print(f"\n[bold]claimscope search[/bold] {json.dumps(q)} --source wiki-vital --mode hybrid -k 3")
+        print_hits(searcher.search(q, k=3, mode="hybrid", sources=["wiki-vital"]), "hybrid", False, searcher)
+
+
+# ---------------------------------------------------------------- eval
+
+
+@eval_app.command("retrieval")
+@handle_errors
+def eval_retrieval(
+    ctx: typer.Context,
+    claims: Annotated[Path, typer.Option(help="Claims JSONL (SciFact format).")],
+    corpus: Annotated[Path, typer.Option(help="Corpus JSONL (SciFact format).")],
+    dataset: Annotated[str, typer.Option(help="Dataset format: scifact.")] = "scifact",
+    modes: Annotated[str, typer.Option(help="Comma-separated: bm25,dense,hybrid.")] = "bm25,dense,hybrid",
+    k: Annotated[str, typer.Option("--k", help="Comma-separated cut-offs.")] = "5,10",
+    index_kinds: Annotated[
+        str, typer.Option(help="Dense index kinds to compare: flat (exact), hnsw.")
+    ] = "flat,hnsw",
+    limit: Annotated[int | None, typer.Option(help="Only the first N claims.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
+) -> None:
+    """Document-level recall@k / ndcg@k of each retrieval mode, index build time and query latency."""
+    from core.evaluate.retrieval import evaluate_retrieval, format_table
+    from models.nlp import SpacySentenceSplitter
+    from tui.console import err, progress_bar
+
+    settings = _settings(ctx)
+    if dataset != "scifact":
+        raise_input(f"unknown retrieval dataset {dataset!r} (supported: scifact)")
+    with progress_bar() as update:
+        report = evaluate_retrieval(
+            claims_path=claims,
+            corpus_path=corpus,
+            modes=[m.strip() for m in modes.split(",") if m.strip()],
+            ks=[int(x) for x in k.split(",") if x.strip()],
+            index_kinds=[x.strip() for x in index_kinds.split(",") if x.strip()],
+            embedder_factory=_embedder_factory(settings.embedder),
+            splitter_factory=SpacySentenceSplitter,
+            db_path=_state(ctx).db_path,
+            limit=limit,
+            progress=update,
+        )
+    sys.stdout.write(format_table(report) + "\n")
+    if json_out:
+        json_out.write_text(json.dumps(report, indent=2))
+        err.print(f"report written to {json_out}")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

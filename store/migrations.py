@@ -156,9 +156,34 @@ def _v1_initial(db: sqlite_utils.Database) -> None:
         db.execute(sql)
 
 
+def _v2_judgements(db: sqlite_utils.Database) -> None:
+    """Every NLI judgement of a claim against one evidence unit (a sentence, a whole passage,
+    or a set of ≤ 3 sentences), with all three probabilities (seed 004 §5.1.2: "all three NLI
+    probabilities are stored for every pair"), plus verdict thresholds used."""
+    db.execute(
+        """CREATE TABLE judgements (
+            id INTEGER PRIMARY KEY,
+            claim_id INTEGER NOT NULL REFERENCES claims(id) ON DELETE CASCADE,
+            evidence_id INTEGER NOT NULL REFERENCES evidence(id) ON DELETE CASCADE,
+            unit TEXT NOT NULL CHECK (unit IN ('sentence', 'passage', 'set')),
+            sentences TEXT NOT NULL,
+            p_entailment REAL NOT NULL,
+            p_neutral REAL NOT NULL,
+            p_contradiction REAL NOT NULL,
+            window INTEGER NOT NULL DEFAULT 0,
+            n_windows INTEGER NOT NULL DEFAULT 1,
+            model TEXT NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX judgements_claim ON judgements(claim_id)")
+    db.execute("ALTER TABLE verdicts ADD COLUMN deciding_judgement_id INTEGER REFERENCES judgements(id)")
+    db.execute("ALTER TABLE verdicts ADD COLUMN thresholds TEXT")
+
+
 Migration = tuple[int, str, Callable[[sqlite_utils.Database], None]]
 
 MIGRATIONS: list[Migration] = [
     (1, "initial schema: sources, passages, FTS5, embeddings, runs, manifest", _v1_initial),
+    (2, "judgements: every claim–evidence NLI result; verdict thresholds", _v2_judgements),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -308,6 +308,76 @@ def print_hits(hits, mode: str, as_json: bool, searcher) -> None:
             err.print(f"[{name}] {info.licence}, {info.attribution}", markup=False)
 
 
+# ---------------------------------------------------------------- verify
+
+
+@app.command()
+@handle_errors
+def verify(
+    ctx: typer.Context,
+    claim: Annotated[str, typer.Argument(help="The claim to verify.")],
+    source: Annotated[
+        list[str] | None, typer.Option("--source", "-s", help="Source name (repeatable; default: all).")
+    ] = None,
+    mode: Annotated[str, typer.Option("--mode", "-m", help="Retrieval: bm25, dense or hybrid.")] = "hybrid",
+    k: Annotated[int, typer.Option("-k", min=1, max=100, help="Passages to verify against.")] = 10,
+    verifier: Annotated[str, typer.Option(help="NLI model: embedded, a local folder or a cached HF id.")] = "embedded",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Verify one claim against a knowledge source: verdict, signed support score, evidence."""
+    from core.pipeline import verify_claim
+    from core.retrieve import Searcher
+    from core.verify import Verifier
+    from models.nli import load_nli
+
+    settings = _settings(ctx)
+    db = _db(ctx)
+    searcher = Searcher(db, _embedder_factory(settings.embedder), rrf_k=settings.rrf_k)
+    result = verify_claim(
+        db, searcher, Verifier(load_nli(verifier)), claim, sources=source, k=k, mode=mode
+    )
+    print_verdict(result, as_json)
+
+
+VERDICT_STYLE = {"supported": "bold green", "refuted": "bold red", "not_enough_info": "bold", "conflicting": "bold yellow"}
+
+
+def print_verdict(result, as_json: bool) -> None:
+    from rich.text import Text
+
+    from models.nli import LABELS
+    from tui.console import out
+
+    v = result.verdict
+    by_id = {h.passage.id: h for h in result.hits}
+    ranked = sorted(v.judgements, key=lambda j: -max(j.probs[0], j.probs[2]))
+    if as_json:
+        def pair(j):
+            h = by_id[j.unit.passage_id]
+            return {
+                "doc_id": h.passage.doc_ext_id, "title": h.passage.title, "source": h.passage.source,
+                "passage_rank": h.rank, "unit": j.unit.kind, "sentences": list(j.unit.sentences),
+                "text": j.unit.text, "probs": dict(zip(LABELS, map(float, j.probs), strict=True)),
+                "support": j.support,
+            }
+        sys.stdout.write(json.dumps({
+            "run_id": result.run_id, "claim": result.claim, "verdict": v.label, "support": v.support,
+            "deciding": pair(v.deciding) if v.deciding else None, "pairs": [pair(j) for j in ranked],
+        }) + "\n")
+        return
+    head = Text("verdict: ")
+    head.append(v.label, style=VERDICT_STYLE[v.label])
+    head.append(f"   support {v.support:+.2f}   (run {result.run_id})", style="dim")
+    out.print(head)
+    for j in ranked[:5]:
+        h = by_id[j.unit.passage_id]
+        mark = "▶" if j is v.deciding else " "
+        line = Text(f" {mark} E {j.probs[0]:.2f}  N {j.probs[1]:.2f}  C {j.probs[2]:.2f}  ")
+        line.append(f"{h.passage.title} [{h.passage.source}:{h.passage.doc_ext_id}] {j.unit.kind}", style="cyan")
+        out.print(line)
+        out.print(Text("     " + j.unit.text[:300], style="green" if j is v.deciding else ""))
+
+
 # ---------------------------------------------------------------- demo
 
 

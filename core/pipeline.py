@@ -1,22 +1,43 @@
-"""Runs: input → (decompose) → retrieve → verify → store.
+"""Runs: input → decompose → retrieve → verify → score, as a stream of stored events.
 
-This module currently drives single-claim runs (``claimscope verify``): one claim is
-retrieved for, verified, and the run — evidence with every retriever's score and rank,
-every NLI judgement with its three probabilities, the verdict and the model manifest — is
-written in one transaction, so a run is either stored whole or not at all.
+Every step is written to SQLite before it is announced: a listener (the CLI's progress
+bar, the TUI) only ever sees what is already stored, so closing and reopening a run shows
+the same thing. Each claim's evidence, judgements and verdict land in one transaction, so
+an interrupted run (Ctrl+C, crash, kill) resumes with :meth:`Pipeline.resume`: claims
+already verified are kept and never recomputed.
 """
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import sqlite_utils
 
+from core.decompose import Decomposer
+from core.errors import InputError, NotFoundError
 from core.retrieve import Hit, Searcher
 from core.verify import ClaimVerdict, PassageEvidence, Verifier
 from store import runs as rq
 from store.db import write_tx
+
+EVENT_KINDS = (
+    "run_started", "claim_found", "evidence_found", "verdict_ready", "score_updated",
+    "warning", "error", "run_finished", "run_cancelled",
+)
+
+
+@dataclass(frozen=True)
+class Event:
+    run_id: int
+    kind: str
+    payload: dict
+    claim_id: int | None = None
+
+
+Listener = Callable[[Event], None]
 
 
 @dataclass
@@ -28,8 +49,155 @@ class ClaimResult:
     hits: list[Hit]
 
 
+class Cancelled(Exception):
+    """Raised inside a run when its cancel flag is set; everything stored so far stays."""
+
+
 def passage_evidence(hits: list[Hit]) -> list[PassageEvidence]:
     return [PassageEvidence(h.passage.id, h.rank, tuple(h.passage.sentence_texts()), h.passage.text) for h in hits]
+
+
+def _store_claim_result(
+    db: sqlite_utils.Database, claim_id: int, hits: list[Hit], verdict: ClaimVerdict, mode: str, nli_id: str,
+    thresholds: dict,
+) -> None:
+    """Evidence (every retriever's score and rank), every judgement, the verdict. Caller holds the transaction."""
+    evidence_ids = rq.add_evidence(
+        db,
+        claim_id,
+        [
+            rq.EvidenceRow(
+                h.passage.id, h.rank, h.scores.get(mode), h.scores.get("bm25"), h.ranks.get("bm25"),
+                h.scores.get("dense"), h.ranks.get("dense"),
+            )
+            for h in hits
+        ],
+    )
+    deciding_id = None
+    for j in verdict.judgements:
+        jid = rq.add_judgement(
+            db, claim_id, evidence_ids[j.unit.passage_id], j.unit.kind, j.unit.sentences, j.unit.text, j.probs,
+            nli_id, j.window, j.n_windows,
+        )
+        if j is verdict.deciding:
+            deciding_id = jid
+    d = verdict.deciding
+    rq.add_verdict(
+        db, claim_id, verdict.label, verdict.support, nli_id, evidence_ids[d.unit.passage_id] if d else None,
+        deciding_id, d.probs if d else None, thresholds,
+    )
+    rq.set_claim_status(db, claim_id, "done")
+
+
+def factual_precision(labels: list[str]) -> float:
+    """Supported claims over checkable claims: FActScore's factual precision and ICAT's
+    factuality S_fact = |V(C_r, K)| / |C_r| (seed 004 §5.3); 0 when there is no claim."""
+    return sum(label == "supported" for label in labels) / len(labels) if labels else 0.0
+
+
+class Pipeline:
+    """Drives runs over one database with one set of stages (decomposer, retrieval, verifier)."""
+
+    def __init__(
+        self,
+        db: sqlite_utils.Database,
+        decomposer: Decomposer,
+        searcher: Searcher,
+        verifier: Verifier,
+        *,
+        sources: list[str] | None = None,
+        k: int = 10,
+        mode: str = "hybrid",
+    ) -> None:
+        self.db, self.decomposer, self.searcher, self.verifier = db, decomposer, searcher, verifier
+        self.sources, self.k, self.mode = sources, k, mode
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "decomposer": self.decomposer.name, "sources": self.sources, "k": self.k, "mode": self.mode,
+            "thresholds": asdict(self.verifier.t), "nli": self.verifier.nli.ref.model_id,
+        }
+
+    def _emit(self, listener: Listener | None, run_id: int, kind: str, payload: dict, claim_id: int | None = None) -> None:
+        """Store the event (inside the caller's transaction when there is one), then announce it."""
+        with write_tx(self.db):
+            rq.add_event(self.db, run_id, kind, payload, claim_id)
+        if listener:
+            listener(Event(run_id, kind, payload, claim_id))
+
+    def start(self, text: str, external_id: str | None = None, listener: Listener | None = None) -> int:
+        """Create a run and store its claims; returns the run id (nothing verified yet)."""
+        if not text.strip():
+            raise InputError("the input text is empty")
+        claims = self.decomposer.decompose(text)
+        with write_tx(self.db):
+            run_id = rq.create_run(self.db, text, self.config())
+            rq.set_external_id(self.db, run_id, external_id)
+            rq.add_manifest(
+                self.db, run_id, [self.searcher.embedder.ref.manifest(), self.verifier.nli.ref.manifest()],
+                asdict(self.verifier.t),
+            )
+            ids = [rq.add_claim(self.db, run_id, c.idx, c.text, c.span, c.checkable) for c in claims]
+            rq.add_event(self.db, run_id, "run_started", {"claims": len(claims), "config": self.config()})
+            for c, cid in zip(claims, ids, strict=True):
+                rq.add_event(self.db, run_id, "claim_found", {"idx": c.idx, "text": c.text, "span": list(c.span)}, cid)
+        if listener:
+            listener(Event(run_id, "run_started", {"claims": len(claims)}))
+            for c, cid in zip(claims, ids, strict=True):
+                listener(Event(run_id, "claim_found", {"idx": c.idx, "text": c.text, "span": list(c.span)}, cid))
+        return run_id
+
+    def resume(self, run_id: int, listener: Listener | None = None, cancel: threading.Event | None = None) -> dict:
+        """Verify every claim of the run not verified yet, then score; returns the scores."""
+        run = rq.get_run(self.db, run_id)
+        if run is None:
+            raise NotFoundError(f"no run {run_id}")
+        nli_id = self.verifier.nli.ref.model_id
+        thresholds = asdict(self.verifier.t)
+        for claim in rq.run_claims(self.db, run_id):
+            if claim.status == "done" or not claim.checkable:
+                continue
+            if cancel is not None and cancel.is_set():
+                self._emit(listener, run_id, "run_cancelled", {"at_claim": claim.idx})
+                with write_tx(self.db):
+                    rq.set_run_status(self.db, run_id, "cancelled")
+                raise Cancelled(f"run {run_id} cancelled; resume it to finish")
+            hits = self.searcher.search(claim.text, k=self.k, mode=self.mode, sources=self.sources)
+            verdict = self.verifier.verify(claim.text, passage_evidence(hits))
+            with write_tx(self.db):
+                _store_claim_result(self.db, claim.id, hits, verdict, self.mode, nli_id, thresholds)
+                rq.add_event(self.db, run_id, "evidence_found", {"idx": claim.idx, "passages": len(hits)}, claim.id)
+                rq.add_event(
+                    self.db, run_id, "verdict_ready",
+                    {"idx": claim.idx, "label": verdict.label, "support": verdict.support}, claim.id,
+                )
+            if listener:
+                listener(Event(run_id, "evidence_found", {"idx": claim.idx, "passages": len(hits)}, claim.id))
+                listener(Event(run_id, "verdict_ready", {"idx": claim.idx, "label": verdict.label, "support": verdict.support}, claim.id))
+        return self.score(run_id, listener)
+
+    def score(self, run_id: int, listener: Listener | None = None) -> dict:
+        """Recompute the run's scores from stored verdicts (no model call)."""
+        claims = rq.run_claims(self.db, run_id)
+        labels = [c.verdict for c in claims if c.checkable and c.verdict]
+        scores = {
+            "factual_precision": factual_precision(labels),
+            "claims": len(claims),
+            "checkable": sum(c.checkable for c in claims),
+            "verdicts": {v: labels.count(v) for v in ("supported", "refuted", "not_enough_info", "conflicting")},
+        }
+        complete = all(c.status == "done" or not c.checkable for c in claims)
+        with write_tx(self.db):
+            rq.set_score(self.db, run_id, "factual_precision", scores["factual_precision"], scores)
+            rq.add_event(self.db, run_id, "score_updated", scores)
+            if complete:
+                rq.set_run_status(self.db, run_id, "done")
+                rq.add_event(self.db, run_id, "run_finished", {"factual_precision": scores["factual_precision"]})
+        if listener:
+            listener(Event(run_id, "score_updated", scores))
+            if complete:
+                listener(Event(run_id, "run_finished", {"factual_precision": scores["factual_precision"]}))
+        return scores
 
 
 def verify_claim(
@@ -42,7 +210,9 @@ def verify_claim(
     k: int = 10,
     mode: str = "hybrid",
 ) -> ClaimResult:
-    """Retrieve top-k passages for one claim, verify it, and store the whole run."""
+    """One claim as a whole run (``claimscope verify``): retrieve, verify, store in one transaction."""
+    if not claim.strip():
+        raise InputError("the claim is empty")
     hits = searcher.search(claim, k=k, mode=mode, sources=sources)
     verdict = verifier.verify(claim, passage_evidence(hits))
     nli_id = verifier.nli.ref.model_id
@@ -52,31 +222,7 @@ def verify_claim(
         run_id = rq.create_run(db, claim, config)
         rq.add_manifest(db, run_id, [searcher.embedder.ref.manifest(), verifier.nli.ref.manifest()], thresholds)
         claim_id = rq.add_claim(db, run_id, 0, claim, (0, len(claim)))
-        evidence_ids = rq.add_evidence(
-            db,
-            claim_id,
-            [
-                rq.EvidenceRow(
-                    h.passage.id, h.rank, h.scores.get(mode), h.scores.get("bm25"), h.ranks.get("bm25"),
-                    h.scores.get("dense"), h.ranks.get("dense"),
-                )
-                for h in hits
-            ],
-        )
-        deciding_id = None
-        for j in verdict.judgements:
-            jid = rq.add_judgement(
-                db, claim_id, evidence_ids[j.unit.passage_id], j.unit.kind, j.unit.sentences, j.probs,
-                nli_id, j.window, j.n_windows,
-            )
-            if j is verdict.deciding:
-                deciding_id = jid
-        d = verdict.deciding
-        rq.add_verdict(
-            db, claim_id, verdict.label, verdict.support, nli_id,
-            evidence_ids[d.unit.passage_id] if d else None, deciding_id,
-            d.probs if d else None, thresholds,
-        )
-        rq.set_claim_status(db, claim_id, "done")
+        _store_claim_result(db, claim_id, hits, verdict, mode, nli_id, thresholds)
+        rq.add_event(db, run_id, "verdict_ready", {"idx": 0, "label": verdict.label, "support": verdict.support}, claim_id)
         rq.set_run_status(db, run_id, "done")
     return ClaimResult(run_id, claim_id, claim, verdict, hits)

@@ -167,6 +167,7 @@ def _v2_judgements(db: sqlite_utils.Database) -> None:
             evidence_id INTEGER NOT NULL REFERENCES evidence(id) ON DELETE CASCADE,
             unit TEXT NOT NULL CHECK (unit IN ('sentence', 'passage', 'set')),
             sentences TEXT NOT NULL,
+            text TEXT NOT NULL,
             p_entailment REAL NOT NULL,
             p_neutral REAL NOT NULL,
             p_contradiction REAL NOT NULL,
@@ -180,10 +181,28 @@ def _v2_judgements(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE verdicts ADD COLUMN thresholds TEXT")
 
 
+def _v3_events(db: sqlite_utils.Database) -> None:
+    """Pipeline events (claim found, evidence found, verdict ready, …), written as they happen
+    so the CLI and the TUI show the same stream and a reopened run replays it."""
+    db.execute(
+        """CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            claim_id INTEGER REFERENCES claims(id) ON DELETE CASCADE,
+            payload TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+        )"""
+    )
+    db.execute("CREATE INDEX events_run ON events(run_id, id)")
+    db.execute("ALTER TABLE runs ADD COLUMN external_id TEXT")
+
+
 Migration = tuple[int, str, Callable[[sqlite_utils.Database], None]]
 
 MIGRATIONS: list[Migration] = [
     (1, "initial schema: sources, passages, FTS5, embeddings, runs, manifest", _v1_initial),
     (2, "judgements: every claim–evidence NLI result; verdict thresholds", _v2_judgements),
+    (3, "events: the pipeline's stream per run; runs.external_id", _v3_events),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

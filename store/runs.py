@@ -84,15 +84,18 @@ def add_judgement(
     evidence_id: int,
     unit: str,
     sentences: Sequence[int],
+    text: str,
     probs: Sequence[float],
     model: str,
     window: int = 0,
     n_windows: int = 1,
 ) -> int:
+    """One NLI result. ``text`` is exactly what was judged (a set may join sentences of
+    several passages; ``evidence_id`` is the first one's)."""
     cur = db.execute(
-        """INSERT INTO judgements(claim_id, evidence_id, unit, sentences, p_entailment, p_neutral,
-             p_contradiction, window, n_windows, model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        [claim_id, evidence_id, unit, json.dumps(list(sentences)), float(probs[0]), float(probs[1]),
+        """INSERT INTO judgements(claim_id, evidence_id, unit, sentences, text, p_entailment, p_neutral,
+             p_contradiction, window, n_windows, model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        [claim_id, evidence_id, unit, json.dumps(list(sentences)), text, float(probs[0]), float(probs[1]),
          float(probs[2]), window, n_windows, model],
     )
     return int(cur.lastrowid)
@@ -117,3 +120,102 @@ def add_verdict(
          model, json.dumps(thresholds, sort_keys=True)],
     )
     return int(cur.lastrowid)
+
+
+def add_event(db: sqlite_utils.Database, run_id: int, kind: str, payload: dict, claim_id: int | None = None) -> int:
+    cur = db.execute(
+        "INSERT INTO events(run_id, kind, claim_id, payload) VALUES (?, ?, ?, ?)",
+        [run_id, kind, claim_id, json.dumps(payload, sort_keys=True)],
+    )
+    return int(cur.lastrowid)
+
+
+def set_external_id(db: sqlite_utils.Database, run_id: int, external_id: str | None) -> None:
+    db.execute("UPDATE runs SET external_id = ? WHERE id = ?", [external_id, run_id])
+
+
+def set_score(db: sqlite_utils.Database, run_id: int, kind: str, value: float | None, detail: dict) -> None:
+    db.execute(
+        """INSERT INTO scores(run_id, kind, value, detail) VALUES (?, ?, ?, ?)
+           ON CONFLICT(run_id, kind) DO UPDATE SET value = excluded.value, detail = excluded.detail""",
+        [run_id, kind, value, json.dumps(detail, sort_keys=True)],
+    )
+
+
+@dataclass(frozen=True)
+class RunRow:
+    id: int
+    created_at: str
+    status: str
+    input_text: str
+    config: dict
+    external_id: str | None
+
+
+def get_run(db: sqlite_utils.Database, run_id: int) -> RunRow | None:
+    row = db.execute(
+        "SELECT id, created_at, status, input_text, config, external_id FROM runs WHERE id = ?", [run_id]
+    ).fetchone()
+    return RunRow(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5]) if row else None
+
+
+@dataclass(frozen=True)
+class ClaimRow:
+    id: int
+    idx: int
+    text: str
+    span: tuple[int, int] | None
+    checkable: bool
+    status: str
+    verdict: str | None
+    support: float | None
+
+
+def run_claims(db: sqlite_utils.Database, run_id: int) -> list[ClaimRow]:
+    rows = db.execute(
+        """SELECT c.id, c.idx, c.text, c.span_start, c.span_end, c.checkable, c.status, v.label, v.support
+           FROM claims c LEFT JOIN verdicts v ON v.claim_id = c.id AND v.id = (
+               SELECT max(id) FROM verdicts WHERE claim_id = c.id)
+           WHERE c.run_id = ? ORDER BY c.idx""",
+        [run_id],
+    ).fetchall()
+    return [
+        ClaimRow(r[0], r[1], r[2], (r[3], r[4]) if r[3] is not None else None, bool(r[5]), r[6], r[7], r[8])
+        for r in rows
+    ]
+
+
+def run_results(db: sqlite_utils.Database, run_id: int) -> list[dict]:
+    """Per claim: text, span, verdict, support and its deciding evidence (title, doc id, text, probabilities)."""
+    rows = db.execute(
+        """SELECT c.idx, c.text, c.span_start, c.span_end, c.checkable, c.status, v.label, v.support,
+                  j.unit, j.text, j.p_entailment, j.p_neutral, j.p_contradiction,
+                  d.title, d.ext_id, d.url, s.name
+           FROM claims c
+           LEFT JOIN verdicts v ON v.claim_id = c.id AND v.id = (SELECT max(id) FROM verdicts WHERE claim_id = c.id)
+           LEFT JOIN judgements j ON j.id = v.deciding_judgement_id
+           LEFT JOIN evidence e ON e.id = j.evidence_id
+           LEFT JOIN passages p ON p.id = e.passage_id
+           LEFT JOIN documents d ON d.id = p.document_id
+           LEFT JOIN sources s ON s.id = p.source_id
+           WHERE c.run_id = ? ORDER BY c.idx""",
+        [run_id],
+    ).fetchall()
+    out = []
+    for r in rows:
+        item = {
+            "idx": r[0], "text": r[1], "span": [r[2], r[3]] if r[2] is not None else None,
+            "checkable": bool(r[4]), "status": r[5], "verdict": r[6], "support": r[7], "evidence": None,
+        }
+        if r[8] is not None:
+            item["evidence"] = {
+                "unit": r[8], "text": r[9], "probs": {"entailment": r[10], "neutral": r[11], "contradiction": r[12]},
+                "title": r[13], "doc_id": r[14], "url": r[15], "source": r[16],
+            }
+        out.append(item)
+    return out
+
+
+def run_scores(db: sqlite_utils.Database, run_id: int) -> dict:
+    rows = db.execute("SELECT kind, value, detail FROM scores WHERE run_id = ?", [run_id]).fetchall()
+    return {k: {"value": v, "detail": json.loads(d) if d else None} for k, v, d in rows}

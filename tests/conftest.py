@@ -58,3 +58,30 @@ def mini_claims():
     from core.evaluate.datasets import load_scifact_claims
 
     return load_scifact_claims(FIXTURES / "scifact_mini_claims.jsonl")
+
+
+def save_tiny_classifier(folder: Path, id2label: dict[int, str]) -> Path:
+    """A tiny random BERT classifier saved as safetensors + the MiniLM tokenizer, so the real
+    loading code path runs in tests without training (models.md §5)."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    from models.registry import resolve_embedder
+
+    tok = AutoTokenizer.from_pretrained(str(resolve_embedder().path))
+    torch.manual_seed(0)
+    cfg = BertConfig(
+        num_labels=len(id2label), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=64, vocab_size=tok.vocab_size, id2label=id2label,
+        label2id={v: k for k, v in id2label.items()},
+    )
+    BertForSequenceClassification(cfg).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_nli_dir(tmp_path_factory) -> Path:
+    return save_tiny_classifier(
+        tmp_path_factory.mktemp("tiny-nli"), {0: "entailment", 1: "neutral", 2: "contradiction"}
+    )

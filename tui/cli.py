@@ -378,6 +378,152 @@ def print_verdict(result, as_json: bool) -> None:
         out.print(Text("     " + j.unit.text[:300], style="green" if j is v.deciding else ""))
 
 
+# ---------------------------------------------------------------- check
+
+CHECK_HELP = (
+    "Check a text: split it into claims, retrieve evidence for each, verify, score. "
+    "Give the text as an argument, or --file F, or --jsonl F (one object per line with "
+    "'text' and optional 'id'; one run per line). Results go to stdout (or --out), progress "
+    "to stderr. An interrupted run is kept: finish it with --resume RUN. "
+    "Exit codes: 0 done, 2 bad input, 3 unknown run or source, 130 interrupted (resumable)."
+)
+
+
+@app.command(help=CHECK_HELP)
+@handle_errors
+def check(
+    ctx: typer.Context,
+    text: Annotated[str | None, typer.Argument(help="The text to check.")] = None,
+    file: Annotated[Path | None, typer.Option("--file", help="Read the text from this file.")] = None,
+    jsonl: Annotated[Path | None, typer.Option("--jsonl", help="Batch: JSONL with 'text' (and 'id').")] = None,
+    resume: Annotated[int | None, typer.Option("--resume", help="Finish an interrupted run.")] = None,
+    out_path: Annotated[Path | None, typer.Option("--out", help="Write JSONL results here.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table, json or jsonl.")] = "table",
+    source: Annotated[list[str] | None, typer.Option("--source", "-s", help="Source (repeatable).")] = None,
+    mode: Annotated[str, typer.Option("--mode", "-m", help="bm25, dense or hybrid.")] = "hybrid",
+    k: Annotated[int, typer.Option("-k", min=1, max=100, help="Passages per claim.")] = 10,
+    decomposer: Annotated[str, typer.Option(help="Decomposer: sentence.")] = "sentence",
+    verifier: Annotated[str, typer.Option(help="NLI model: embedded, a folder or a cached HF id.")] = "embedded",
+) -> None:
+    from core.decompose import SentenceDecomposer
+    from core.pipeline import Pipeline
+    from core.retrieve import Searcher
+    from core.verify import Verifier
+    from models.nli import load_nli
+    from models.nlp import SpacySentenceSplitter
+    from store import runs as rq
+    from tui.console import err, progress_bar
+
+    if fmt not in ("table", "json", "jsonl"):
+        raise_input(f"unknown format {fmt!r} (table, json or jsonl)")
+    given = [x is not None for x in (text, file, jsonl, resume)]
+    if sum(given) != 1:
+        raise_input("give exactly one of: TEXT, --file F, --jsonl F, --resume RUN")
+    if decomposer != "sentence":
+        raise_input(f"unknown decomposer {decomposer!r} (available: sentence)")
+    inputs = _check_inputs(text, file, jsonl)
+    settings = _settings(ctx)
+    db = _db(ctx)
+    if resume is not None and rq.get_run(db, resume) is None:
+        from core.errors import NotFoundError
+
+        raise NotFoundError(f"no run {resume} in {settings.db_path}")
+    searcher = Searcher(db, _embedder_factory(settings.embedder), rrf_k=settings.rrf_k)
+    pipeline = Pipeline(
+        db, SentenceDecomposer(SpacySentenceSplitter()), searcher, Verifier(load_nli(verifier)),
+        sources=source, k=k, mode=mode,
+    )
+    sink = out_path.open("w", encoding="utf-8") if out_path else None
+    results = []
+    run_id = resume
+    try:
+        with progress_bar() as update:
+            def listen(event):
+                if event.kind == "run_started":
+                    update(f"run {event.run_id}", 0, event.payload["claims"])
+                elif event.kind == "verdict_ready":
+                    update(f"run {event.run_id}", 1, None)
+
+            for ext_id, body in inputs or [(None, None)]:
+                run_id = resume if body is None else pipeline.start(body, ext_id, listen)
+                pipeline.resume(run_id, listen)
+                result = {
+                    "run_id": run_id, "id": rq.get_run(db, run_id).external_id,
+                    "claims": rq.run_results(db, run_id), "scores": rq.run_scores(db, run_id),
+                }
+                results.append(result)
+                if sink:
+                    sink.write(json.dumps(result) + "\n")
+                    sink.flush()
+    except KeyboardInterrupt:
+        err.print(f"interrupted: finish with `claimscope check --resume {run_id}`", markup=False)
+        raise typer.Exit(130) from None
+    finally:
+        if sink:
+            sink.close()
+    _print_check(results, fmt)
+
+
+def _check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
+    """(external id, text) per run to create; [] when resuming."""
+    from core.errors import InputError
+    from core.sources import _jsonl_records
+
+    if text is not None:
+        return [(None, text)]
+    if file is not None:
+        file = file.expanduser()
+        if not file.exists():
+            raise InputError("no such file", file)
+        if file.is_dir():
+            raise InputError("is a directory, expected a text file", file)
+        try:
+            return [(file.name, file.read_text(encoding="utf-8"))]
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", file) from None
+    if jsonl is not None:
+        jsonl = jsonl.expanduser()
+        if not jsonl.exists():
+            raise InputError("no such file", jsonl)
+        items = []
+        for lineno, obj in _jsonl_records(jsonl):
+            body = obj.get("text")
+            if not isinstance(body, str) or not body.strip():
+                raise InputError("needs a non-empty string field 'text'", jsonl, lineno)
+            items.append((str(obj.get("id", lineno)), body))
+        if not items:
+            raise InputError("contains no inputs", jsonl)
+        return items
+    return []
+
+
+def _print_check(results: list[dict], fmt: str) -> None:
+    from rich.text import Text
+
+    from tui.console import out
+
+    if fmt == "jsonl":
+        for r in results:
+            sys.stdout.write(json.dumps(r) + "\n")
+        return
+    if fmt == "json":
+        sys.stdout.write(json.dumps(results, indent=2) + "\n")
+        return
+    for r in results:
+        fp = r["scores"].get("factual_precision", {}).get("value")
+        out.print(Text(f"run {r['run_id']}" + (f" ({r['id']})" if r["id"] else "") + f"  factual precision {fp:.2f}", style="bold"))
+        for c in r["claims"]:
+            line = Text(f" {c['idx'] + 1:>2}. ")
+            label = c["verdict"] or ("not checkable" if not c["checkable"] else c["status"])
+            line.append(f"{label:<16}", style=VERDICT_STYLE.get(c["verdict"] or "", "dim"))
+            line.append(f"{c['support']:+.2f}  " if c["support"] is not None else "       ")
+            line.append(c["text"])
+            out.print(line)
+            ev = c["evidence"]
+            if ev:
+                out.print(Text(f"       ↳ {ev['title']} [{ev['source']}:{ev['doc_id']}]: {ev['text'][:200]}", style="dim"))
+
+
 # ---------------------------------------------------------------- demo
 
 
@@ -448,6 +594,52 @@ def eval_retrieval(
         )
     sys.stdout.write(format_table(report) + "\n")
     if json_out:
+        json_out.write_text(json.dumps(report, indent=2))
+        err.print(f"report written to {json_out}")
+
+
+@eval_app.command("verifier")
+@handle_errors
+def eval_verifier(
+    ctx: typer.Context,
+    dataset: Annotated[
+        str, typer.Option(help="fever-symmetric, vitaminc, scifact, climate-fever, wice or nli.")
+    ],
+    path: Annotated[Path, typer.Option(help="The dataset file (scifact: the claims JSONL).")],
+    corpus: Annotated[Path | None, typer.Option(help="scifact: the corpus JSONL.")] = None,
+    split: Annotated[
+        str | None, typer.Option(help="vitaminc: 'dev' keeps only the pages the verifier never trained on.")
+    ] = None,
+    models: Annotated[
+        str, typer.Option(help="Comma-separated NLI models: embedded, local folders, cached HF ids.")
+    ] = "embedded",
+    baselines: Annotated[bool, typer.Option("--baselines", help="Add majority, lexical and cosine baselines.")] = False,
+    limit: Annotated[int | None, typer.Option(help="Only the first N pairs.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the calibration / evaluation split.")] = 0,
+    device: Annotated[str, typer.Option(help="cpu or cuda.")] = "cpu",
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
+) -> None:
+    """Accuracy, macro-F1, per-class F1, ECE (before/after temperature) and pairs/s of NLI models vs baselines."""
+    import time
+
+    from core.evaluate.verifier import evaluate_verifier, format_table
+    from models.nli import load_nli
+    from tui.console import err, progress_bar
+
+    settings = _settings(ctx)
+    t0 = time.perf_counter()
+    loaded = {name.strip(): load_nli(name.strip(), device=device) for name in models.split(",") if name.strip()}
+    load_s = time.perf_counter() - t0
+    with progress_bar() as update:
+        report = evaluate_verifier(
+            dataset=dataset, path=path, corpus=corpus, models=loaded, baselines=baselines, limit=limit,
+            embedder_factory=_embedder_factory(settings.embedder) if baselines else None,
+            progress=update, seed=seed, split=split, device=device,
+        )
+    report["timing"]["models_load_s"] = load_s
+    sys.stdout.write(format_table(report) + "\n")
+    if json_out:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(report, indent=2))
         err.print(f"report written to {json_out}")
 

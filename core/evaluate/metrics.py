@@ -150,7 +150,7 @@ def temperature_nll(logits: np.ndarray, y_true_idx: Sequence[int], temperature: 
 def fit_temperature(
     logits_or_logprobs: np.ndarray,
     y_true_idx: Sequence[int],
-    bounds: tuple[float, float] = (0.05, 20.0),
+    bounds: tuple[float, float] = (0.01, 100.0),
     tol: float = 1e-6,
 ) -> float:
     """The scalar T > 0 minimising :func:`temperature_nll` (Guo et al. 2017 temperature scaling).

@@ -1,0 +1,40 @@
+"""Claim decomposition: input text → claims, each with the character span it came from.
+
+One protocol, several implementations. ``sentence`` (every sentence a claim, spaCy
+sentence boundaries) is the baseline decomposition level of ExpertQA (seed 002 §3.2:
+answers split into sentence claims).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from models.nlp import SentenceSplitter
+
+
+@dataclass(frozen=True)
+class Claim:
+    idx: int
+    text: str
+    span: tuple[int, int]  # characters of the input the claim came from
+    checkable: bool = True
+
+
+class Decomposer(Protocol):
+    name: str
+
+    def decompose(self, text: str) -> list[Claim]: ...
+
+
+class SentenceDecomposer:
+    """Each sentence of the input is one claim (its span is the sentence itself)."""
+
+    name = "sentence"
+
+    def __init__(self, splitter: SentenceSplitter) -> None:
+        self._splitter = splitter
+
+    def decompose(self, text: str) -> list[Claim]:
+        (spans,) = self._splitter.split([text])
+        return [Claim(i, text[s:e], (s, e)) for i, (s, e) in enumerate(spans)]

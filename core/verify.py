@@ -107,7 +107,9 @@ class Verifier:
             for u, p in zip(units, preds, strict=True)
         ]
 
-    def verify(self, claim: str, passages: Sequence[PassageEvidence]) -> ClaimVerdict:
+    def verify(self, claim: str, passages: Sequence[PassageEvidence], always_sets: bool = False) -> ClaimVerdict:
+        """Judge every sentence and passage; sets of sentences when none decides (or always,
+        with ``always_sets``, to store every judgement a later threshold change could need)."""
         units: list[EvidenceUnit] = []
         seen: set[str] = set()  # overlapping passages repeat sentences: judge each once
         for p in passages:
@@ -118,12 +120,22 @@ class Verifier:
             if len(p.sentences) > 1:
                 units.append(EvidenceUnit(p.passage_id, "passage", tuple(range(len(p.sentences))), p.text, p.rank))
         judgements = self._judge(claim, units)
-        if not self._decides(judgements):
+        if always_sets or not self._decides(judgements):
             judgements += self._judge(claim, self._sentence_sets(judgements, passages))
-        return self.decide(judgements)
+        return self.decide_staged(judgements)
 
     def _decides(self, js: Sequence[Judgement]) -> bool:
         return any(j.probs[ENTAIL] > self.t.support or j.probs[CONTRADICT] > self.t.refute for j in js)
+
+    def decide_staged(self, judgements: list[Judgement]) -> ClaimVerdict:
+        """The verdict as :meth:`verify` reaches it: sentence sets count only when no single
+        sentence or passage decides. Lets thresholds be re-fitted on stored judgements."""
+        singles = [j for j in judgements if j.unit.kind != "set"]
+        if self._decides(singles):
+            verdict = self.decide(singles)
+            verdict.judgements = judgements
+            return verdict
+        return self.decide(judgements)
 
     def _sentence_sets(self, judgements: Sequence[Judgement], passages: Sequence[PassageEvidence]) -> list[EvidenceUnit]:
         """Sets of 2..max_set_size of the most decisive sentences, in document order."""

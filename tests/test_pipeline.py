@@ -86,3 +86,21 @@ def test_single_claim_run_stores_manifest_and_verdict(mini_db, embedder, tiny_nl
 def test_factual_precision():
     assert factual_precision(["supported", "refuted", "supported", "not_enough_info"]) == 0.5
     assert factual_precision([]) == 0.0
+
+
+def test_verdict_threshold_fit_never_fits_worse_than_the_defaults(data_dir, tiny_nli_dir):
+    from core.evaluate.verdicts import evaluate_verdicts, load_climate_fever_claims
+    from core.verify import VERDICTS
+
+    path = data_dir / "fixtures" / "climate_fever_dev_10.jsonl"
+    claims = load_climate_fever_claims(path)
+    assert len(claims) == 10 and all(len(s) == 5 for _, _, s in claims)
+    report = evaluate_verdicts(path=path, verifier=Verifier(load_nli(str(tiny_nli_dir))), seed=0)
+    default, fitted = report["systems"]["default"], report["systems"]["fitted"]
+    assert report["split"] == {"seed": 0, "n_fit": 5, "n_eval": 5}
+    # the grid holds the defaults (0.5 / 0.5 / 0.8): the fit is at least as good on the fitting half
+    assert fitted["fit_macro_f1"] >= default["fit_macro_f1"]
+    t = fitted["thresholds"]
+    assert t["conflict"] >= max(t["support"], t["refute"])
+    assert set(default["confusion"]) == set(VERDICTS)
+    assert sum(sum(row.values()) for row in default["confusion"].values()) == 5

@@ -644,6 +644,34 @@ def eval_verifier(
         err.print(f"report written to {json_out}")
 
 
+@eval_app.command("verdicts")
+@handle_errors
+def eval_verdicts(
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Option(help="Climate-FEVER dev JSONL (claims with 5 evidence sentences).")],
+    dataset: Annotated[str, typer.Option(help="climate-fever.")] = "climate-fever",
+    verifier: Annotated[str, typer.Option(help="NLI model: embedded, a folder or a cached HF id.")] = "embedded",
+    limit: Annotated[int | None, typer.Option(help="Only the first N claims.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the fit / held-out split of claims.")] = 0,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
+) -> None:
+    """Claim verdicts (supported / refuted / NEI / conflicting) from several evidence sentences; fits the thresholds."""
+    from core.evaluate.verdicts import evaluate_verdicts, format_table
+    from core.verify import Verifier
+    from models.nli import load_nli
+    from tui.console import err, progress_bar
+
+    if dataset != "climate-fever":
+        raise_input(f"unknown verdict dataset {dataset!r} (supported: climate-fever)")
+    with progress_bar() as update:
+        report = evaluate_verdicts(path=path, verifier=Verifier(load_nli(verifier)), seed=seed, limit=limit, progress=update)
+    sys.stdout.write(format_table(report) + "\n")
+    if json_out:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(report, indent=2))
+        err.print(f"report written to {json_out}")
+
+
 def main() -> None:
     app()
 

@@ -105,7 +105,7 @@ class CrossEncoderNLI:
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(str(ref.path), local_files_only=True)
             self.model = AutoModelForSequenceClassification.from_pretrained(
-                str(ref.path), local_files_only=True, use_safetensors=True, torch_dtype=torch.float32
+                str(ref.path), local_files_only=True, use_safetensors=True, dtype=torch.float32
             )
         except (OSError, ValueError) as exc:
             raise ModelError(f"could not load NLI model {ref.model_id}: {exc}") from exc

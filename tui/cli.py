@@ -61,6 +61,9 @@ def _main(
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # Idle OpenMP threads sleep instead of spin-waiting: on a loaded 2-core machine spinning
+    # threads steal each other's CPU (measured: training 7 → 21 examples/s under load).
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     st = _state(ctx)
     st.db_path, st.config = db, config
 

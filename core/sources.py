@@ -18,6 +18,7 @@ reported (with its line number) and leaves the database untouched.
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,9 +144,11 @@ def load_documents(path: str | Path, fmt: str = "auto", columns: CsvColumns | No
 
 
 def _jsonl_records(path: Path):
-    """(line number, object) for each non-blank line; bad JSON names its line."""
+    """(line number, object) for each non-blank line; bad JSON names its line.
+
+    A path ending in ``.gz`` is read through gzip (the NLI training and dev files are)."""
     try:
-        fh = path.open("r", encoding="utf-8")
+        fh = gzip.open(path, "rt", encoding="utf-8") if path.suffix.lower() == ".gz" else path.open("r", encoding="utf-8")  # noqa: SIM115 - closed by the with below
         with fh:
             for lineno, line in enumerate(fh, start=1):
                 if not line.strip():
@@ -161,6 +164,8 @@ def _jsonl_records(path: Path):
         raise InputError(f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", path) from None
     except IsADirectoryError:
         raise InputError("is a directory, expected a file", path) from None
+    except (EOFError, gzip.BadGzipFile) as exc:
+        raise InputError(f"not a readable gzip file ({exc})", path) from None
 
 
 def _field(obj: dict, key: str, kind: type | tuple, path: Path, lineno: int, required: bool = True):

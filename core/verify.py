@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from core.evaluate.metrics import apply_temperature
 from models.nli import CONTRADICT, ENTAIL, CrossEncoderNLI
 
 VERDICTS = ("supported", "refuted", "not_enough_info", "conflicting")
@@ -82,15 +83,6 @@ class PassageEvidence:
     text: str
 
 
-def apply_temperature(probs: np.ndarray, t: float) -> np.ndarray:
-    if t == 1.0:
-        return probs
-    logp = np.log(np.clip(probs, 1e-12, 1.0)) / t
-    logp -= logp.max(axis=-1, keepdims=True)
-    e = np.exp(logp)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 class Verifier:
     """Claim + evidence passages → :class:`ClaimVerdict` using one NLI model."""
 
@@ -98,12 +90,17 @@ class Verifier:
         self.nli = nli
         self.t = thresholds or Thresholds()
 
+    def _calibrate(self, probs: np.ndarray) -> np.ndarray:
+        if self.t.temperature == 1.0:
+            return probs
+        return apply_temperature(probs[None, :], self.t.temperature)[0].astype(np.float32)
+
     def _judge(self, claim: str, units: Sequence[EvidenceUnit]) -> list[Judgement]:
         if not units:
             return []
         preds = self.nli.predict_long([(u.text, claim) for u in units])
         return [
-            Judgement(u, apply_temperature(p.probs, self.t.temperature), p.window, p.n_windows)
+            Judgement(u, self._calibrate(p.probs), p.window, p.n_windows)
             for u, p in zip(units, preds, strict=True)
         ]
 

@@ -7,7 +7,8 @@ import itertools
 import numpy as np
 import pytest
 
-from core.verify import ClaimVerdict, EvidenceUnit, Judgement, PassageEvidence, Thresholds, Verifier, apply_temperature
+from core.evaluate.metrics import apply_temperature
+from core.verify import ClaimVerdict, EvidenceUnit, Judgement, PassageEvidence, Thresholds, Verifier
 from models.nli import CONTRADICT, ENTAIL, NEUTRAL, label_mapping, load_nli
 from models.registry import ModelError
 from tests.conftest import save_tiny_classifier
@@ -140,5 +141,5 @@ def test_temperature_softens_and_keeps_argmax():
     p = np.array([[0.8, 0.15, 0.05]])
     soft = apply_temperature(p, 2.0)
     assert soft.argmax() == 0 and soft[0, 0] < 0.8 and np.isclose(soft.sum(), 1.0)
-    assert np.array_equal(apply_temperature(p, 1.0), p)
+    assert np.allclose(apply_temperature(p, 1.0), p)
     assert Thresholds().support == 0.5

@@ -577,7 +577,7 @@ def eval_retrieval(
     """Document-level recall@k / ndcg@k of each retrieval mode, index build time and query latency."""
     from core.evaluate.retrieval import evaluate_retrieval, format_table
     from models.nlp import SpacySentenceSplitter
-    from tui.console import err, progress_bar
+    from tui.console import progress_bar
 
     settings = _settings(ctx)
     if dataset != "scifact":
@@ -596,9 +596,7 @@ def eval_retrieval(
             progress=update,
         )
     sys.stdout.write(format_table(report) + "\n")
-    if json_out:
-        json_out.write_text(json.dumps(report, indent=2))
-        err.print(f"report written to {json_out}")
+    _write_report(report, json_out)
 
 
 @eval_app.command("verifier")
@@ -627,7 +625,7 @@ def eval_verifier(
 
     from core.evaluate.verifier import evaluate_verifier, format_table
     from models.nli import load_nli
-    from tui.console import err, progress_bar
+    from tui.console import progress_bar
 
     settings = _settings(ctx)
     t0 = time.perf_counter()
@@ -641,10 +639,7 @@ def eval_verifier(
         )
     report["timing"]["models_load_s"] = load_s
     sys.stdout.write(format_table(report) + "\n")
-    if json_out:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(report, indent=2))
-        err.print(f"report written to {json_out}")
+    _write_report(report, json_out)
 
 
 @eval_app.command("verdicts")
@@ -662,13 +657,19 @@ def eval_verdicts(
     from core.evaluate.verdicts import evaluate_verdicts, format_table
     from core.verify import Verifier
     from models.nli import load_nli
-    from tui.console import err, progress_bar
+    from tui.console import progress_bar
 
     if dataset != "climate-fever":
         raise_input(f"unknown verdict dataset {dataset!r} (supported: climate-fever)")
     with progress_bar() as update:
         report = evaluate_verdicts(path=path, verifier=Verifier(load_nli(verifier)), seed=seed, limit=limit, progress=update)
     sys.stdout.write(format_table(report) + "\n")
+    _write_report(report, json_out)
+
+
+def _write_report(report: dict, json_out: Path | None) -> None:
+    from tui.console import err
+
     if json_out:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(report, indent=2))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -367,25 +365,7 @@ def _check_file(path: str | Path, what: str) -> Path:
 
 def _records(path: Path):
     """(line number, object) per non-blank line of a JSONL file, gzip-compressed if it ends in ``.gz``."""
-    if path.suffix.lower() != ".gz":
-        yield from _jsonl_records(path)
-        return
-    try:
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"malformed JSON ({exc.msg})", path, lineno) from None
-                if not isinstance(obj, dict):
-                    raise InputError("expected a JSON object", path, lineno)
-                yield lineno, obj
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", path) from None
-    except (OSError, EOFError) as exc:  # gzip.BadGzipFile is an OSError
-        raise InputError(f"not a readable gzip file ({exc})", path) from None
+    return _jsonl_records(path)
 
 
 def _label(obj: dict, key: str, allowed: dict[str, str], path: Path, lineno: int) -> str:

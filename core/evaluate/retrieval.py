@@ -9,7 +9,6 @@ temporary database (or ``--db``) so the index build time is measured too.
 
 from __future__ import annotations
 
-import platform
 import tempfile
 import time
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from pathlib import Path
 import core
 from core.evaluate.datasets import load_scifact_claims
 from core.evaluate.metrics import dedupe, ndcg_at_k, percentile, recall_at_k
+from core.evaluate.report import claimscope_version, machine
 from core.index import Progress, add_source
 from core.retrieve import MODES, BM25Retriever, DenseRetriever, reciprocal_rank_fusion
 from core.sources import load_documents
@@ -123,9 +123,9 @@ def evaluate_retrieval(
             "faiss_build_s": build_s,
             "chunk": {"words": info.chunk_words, "overlap": info.chunk_overlap},
         },
-        "manifest": {"claimscope": _version(), "models": {"embedder": embedder.ref.manifest()}, "rrf_k": rrf_k, "depth": DEPTH},
+        "manifest": {"claimscope": claimscope_version(), "models": {"embedder": embedder.ref.manifest()}, "rrf_k": rrf_k, "depth": DEPTH},
         "timing": {"wall_s": time.perf_counter() - t_wall, "load_s": load_s},
-        "machine": {"cpus": _cpus(), "device": "cpu", "platform": platform.platform()},
+        "machine": machine("cpu"),
     }
 
 
@@ -134,19 +134,6 @@ def _mean(values) -> float:
     return sum(vals) / len(vals) if vals else 0.0
 
 
-def _cpus() -> int:
-    import os
-
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("claimscope")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def format_table(report: dict) -> str:

@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import os
-import platform
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -54,6 +52,7 @@ from core.evaluate.metrics import (
     macro_f1,
     per_class_f1,
 )
+from core.evaluate.report import claimscope_version, machine
 from core.text import content_words, words
 
 if TYPE_CHECKING:
@@ -126,7 +125,7 @@ def evaluate_verifier(
             systems["baseline:cosine"] = _threshold_baseline(cos, y, labels, fit_idx, eval_idx, "embedding cosine")
 
     manifest: dict[str, Any] = {
-        "claimscope": _version(),
+        "claimscope": claimscope_version(),
         "models": model_manifests,
         "labels": list(labels),
         "decision_rule": decision_rule(labels),
@@ -157,7 +156,7 @@ def evaluate_verifier(
         "systems": systems,
         "manifest": manifest,
         "timing": {"wall_s": time.perf_counter() - t_wall, "data_s": data_s, "predict_s": predict_s, "load_s": load_s},
-        "machine": {"cpus": _cpus(), "device": device, "platform": platform.platform()},
+        "machine": machine(device),
     }
     if corpus is not None:
         report["corpus"] = str(corpus)
@@ -388,17 +387,6 @@ def _sha256(path: str | Path) -> str | None:
         return None
 
 
-def _cpus() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("claimscope")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 _SHORT = {"entailment": "E", "neutral": "N", "contradiction": "C", NOT_ENTAILMENT: "notE"}

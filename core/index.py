@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import sqlite_utils
 
 from core.chunk import chunk
@@ -42,6 +43,7 @@ class IndexReport:
     removed: int
     unchanged: int
     passages_added: int
+    passages_embedded: int  # the rest came from the embedding cache
     seconds: float
 
 
@@ -110,12 +112,11 @@ def add_source(
     chunked: list[tuple[DocumentRecord, str, list[PassageRecord]]] = [
         (d, h, chunk(d.text, d.sentences or [(0, len(d.text))], chunk_words, chunk_overlap)) for d, h in todo
     ]
-    # 3. vectors
-    texts = [passage_embedding_text(d.title, p.text) for d, _, ps in chunked for p in ps]
-    report("embeddings", 0, len(texts))
-    vectors = embedder.encode(texts, progress=lambda n: report("embeddings", n, len(texts)))
-    # 4. one transaction for everything
+    # 3. vectors (from the cache where the same text was embedded before)
     model = embedder.ref.model_id
+    texts = [passage_embedding_text(d.title, p.text) for d, _, ps in chunked for p in ps]
+    vectors, hashes, embedded = embed_with_cache(db, embedder, texts, report)
+    # 4. one transaction for everything
     with write_tx(db):
         source_id = sq.upsert_source(
             db,
@@ -132,6 +133,7 @@ def add_source(
         for doc, h, passages in chunked:
             passage_ids.extend(sq.insert_document(db, source_id, doc, h, passages))
         sq.insert_embeddings(db, model, passage_ids, vectors)
+        sq.cache_embeddings(db, model, hashes, vectors)
         sq.refresh_source_counts(db, source_id, time.perf_counter() - t0)
     ensure_embeddings(db, name, embedder, progress)
     info = sq.get_source(db, name)
@@ -147,8 +149,33 @@ def add_source(
         removed=len(removed),
         unchanged=len(documents) - len(todo),
         passages_added=len(passage_ids),
+        passages_embedded=embedded,
         seconds=seconds,
     )
+
+
+def text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def embed_with_cache(
+    db: sqlite_utils.Database, embedder: Embedder, texts: list[str], report: Progress
+) -> tuple[np.ndarray, list[str], int]:
+    """Vectors for ``texts``: cached ones read back, the rest embedded. Returns (vectors,
+    text hashes, how many were embedded). Nothing is written here (the caller's transaction does)."""
+    model = embedder.ref.model_id
+    hashes = [text_sha256(t) for t in texts]
+    cached = sq.cached_embeddings(db, model, list(dict.fromkeys(hashes)))
+    todo = [i for i, h in enumerate(hashes) if h not in cached]
+    report("embeddings", 0, len(todo))
+    fresh = embedder.encode([texts[i] for i in todo], progress=lambda n: report("embeddings", n, len(todo)))
+    vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    for row, i in enumerate(todo):
+        vectors[i] = fresh[row]
+    for i, h in enumerate(hashes):
+        if h in cached:
+            vectors[i] = cached[h]
+    return vectors, hashes, len(todo)
 
 
 def ensure_embeddings(
@@ -163,10 +190,10 @@ def ensure_embeddings(
         return 0
     report = progress or (lambda *_: None)
     texts = [passage_embedding_text(t, x) for _, t, x in missing]
-    report("embeddings", 0, len(texts))
-    vecs = embedder.encode(texts, progress=lambda n: report("embeddings", n, len(texts)))
+    vecs, hashes, _ = embed_with_cache(db, embedder, texts, report)
     with write_tx(db):
         sq.insert_embeddings(db, model, [pid for pid, _, _ in missing], vecs)
+        sq.cache_embeddings(db, model, hashes, vecs)
     return len(missing)
 
 

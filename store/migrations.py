@@ -198,11 +198,26 @@ def _v3_events(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE runs ADD COLUMN external_id TEXT")
 
 
+def _v4_embedding_cache(db: sqlite_utils.Database) -> None:
+    """Vectors by (model, sha256 of the embedded text): re-indexing the same text — a source
+    re-added under another name, a benchmark corpus, an unchanged passage of an edited
+    document — never runs the embedder again."""
+    db.execute(
+        """CREATE TABLE embedding_cache (
+            model TEXT NOT NULL,
+            text_sha256 TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (model, text_sha256)
+        ) WITHOUT ROWID"""
+    )
+
+
 Migration = tuple[int, str, Callable[[sqlite_utils.Database], None]]
 
 MIGRATIONS: list[Migration] = [
     (1, "initial schema: sources, passages, FTS5, embeddings, runs, manifest", _v1_initial),
     (2, "judgements: every claim–evidence NLI result; verdict thresholds", _v2_judgements),
     (3, "events: the pipeline's stream per run; runs.external_id", _v3_events),
+    (4, "embedding_cache: vectors by (model, text hash)", _v4_embedding_cache),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

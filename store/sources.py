@@ -153,6 +153,27 @@ def insert_embeddings(
     )
 
 
+def cached_embeddings(db: sqlite_utils.Database, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+    """text sha256 → vector for the hashes the cache holds for ``model``."""
+    out: dict[str, np.ndarray] = {}
+    for start in range(0, len(hashes), 500):
+        chunk = list(hashes[start : start + 500])
+        rows = db.execute(
+            f"SELECT text_sha256, vector FROM embedding_cache WHERE model = ? AND text_sha256 IN ({','.join('?' * len(chunk))})",
+            [model, *chunk],
+        ).fetchall()
+        out.update((h, np.frombuffer(v, dtype=np.float32)) for h, v in rows)
+    return out
+
+
+def cache_embeddings(db: sqlite_utils.Database, model: str, hashes: Sequence[str], vectors: np.ndarray) -> None:
+    vecs = np.ascontiguousarray(vectors, dtype=np.float32)
+    db.conn.executemany(
+        "INSERT OR IGNORE INTO embedding_cache(model, text_sha256, vector) VALUES (?, ?, ?)",
+        ((model, h, vecs[i].tobytes()) for i, h in enumerate(hashes)),
+    )
+
+
 def passages_without_embedding(db: sqlite_utils.Database, source_id: int, model: str) -> list[tuple[int, str, str]]:
     """(id, title, text) of passages of a source that have no vector for ``model``."""
     return db.execute(

@@ -76,6 +76,12 @@ def test_readd_reindexes_only_what_changed(tmp_path, embedder, splitter, data_di
     corpus.write_text("\n".join(lines) + "\n")
     first = add_source(db, "inc", load_documents(corpus), fmt="scifact", path=str(corpus), embedder=embedder, splitter=splitter)
     assert (first.added, first.unchanged) == (6, 0)
+    assert first.passages_embedded == first.passages_added > 0
+    twin = add_source(db, "twin", load_documents(corpus), fmt="scifact", path=str(corpus), embedder=embedder, splitter=splitter)
+    assert twin.passages_added == first.passages_added and twin.passages_embedded == 0  # all from the cache
+    top = Searcher(db, lambda: embedder).search(json.loads(lines[2])["title"], k=1, mode="dense", sources=["twin"])
+    assert top[0].passage.source == "twin" and top[0].passage.doc_ext_id == str(json.loads(lines[2])["doc_id"])
+    remove_source(db, "twin")
     untouched_ids = {r[0] for r in db.execute("SELECT p.id FROM passages p JOIN documents d ON d.id = p.document_id WHERE d.ext_id = ?", [str(json.loads(lines[1])["doc_id"])])}
 
     changed = json.loads(lines[0])

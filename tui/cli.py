@@ -174,7 +174,8 @@ def source_add(
         )
     err.print(
         f"source {name}: {report.added} added, {report.updated} updated, {report.removed} removed, "
-        f"{report.unchanged} unchanged; {report.passages_added} new passages in {report.seconds:.1f} s"
+        f"{report.unchanged} unchanged; {report.passages_added} new passages "
+        f"({report.passages_embedded} embedded, the rest from the cache) in {report.seconds:.1f} s"
     )
 
 

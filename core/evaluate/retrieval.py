@@ -120,6 +120,7 @@ def evaluate_retrieval(
             "documents": len(docs),
             "passages": info.n_passages,
             "build_s": index_report.seconds,
+            "passages_embedded": index_report.passages_embedded,  # the rest came from the embedding cache
             "faiss_build_s": build_s,
             "chunk": {"words": info.chunk_words, "overlap": info.chunk_overlap},
         },
@@ -146,7 +147,8 @@ def format_table(report: dict) -> str:
         lines.append(f"{name:<14}" + "".join(f"{m[c]:>18.3f}" for c in cols))
     idx = report["index"]
     lines.append(
-        f"index: {idx['documents']} documents → {idx['passages']} passages in {idx['build_s']:.1f} s; "
+        f"index: {idx['documents']} documents → {idx['passages']} passages ({idx['passages_embedded']} embedded, "
+        f"the rest cached) in {idx['build_s']:.1f} s; "
         + ", ".join(f"faiss {k} {v:.2f} s" for k, v in idx["faiss_build_s"].items())
     )
     return "\n".join(lines)

@@ -122,3 +122,23 @@ def test_env_var_selects_the_database(runner, tmp_path, monkeypatch):
     monkeypatch.setenv("CLAIMSCOPE_DB", str(db))
     res = runner.invoke(app, ["source", "list"])
     assert res.exit_code == 0 and db.exists()
+
+
+def test_builtin_source_is_indexed_on_first_use(runner, tmp_path, data_dir, monkeypatch):
+    """An empty database searches the default wiki-vital source, indexing it once first
+    (here limited to 20 real summaries from the fixture, to keep the test fast)."""
+    import core.sources
+    from core.sources import load_documents
+
+    sample = load_documents(data_dir / "fixtures" / "wiki_vital_summaries_300.jsonl")[:20]
+    monkeypatch.setattr(core.sources, "load_builtin", lambda name: sample)
+    db = tmp_path / "fresh.db"
+    res = runner.invoke(app, ["--db", str(db), "search", "Age of Enlightenment reason", "--mode", "bm25", "-k", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    assert "first use of the built-in source wiki-vital" in res.output
+    assert json.loads(res.stdout.splitlines()[-1])["title"] == "Age of Enlightenment"
+    listed = json.loads(runner.invoke(app, ["--db", str(db), "source", "list", "--json"]).stdout)
+    assert [(s["name"], s["licence"], s["n_documents"]) for s in listed] == [("wiki-vital", "CC BY-SA 4.0", 20)]
+    res = runner.invoke(app, ["--db", str(db), "search", "Enlightenment", "--mode", "bm25", "-k", "1"])
+    assert res.exit_code == 0 and "first use" not in res.output  # reused, not re-indexed
+    assert "CC BY-SA 4.0" in res.output  # attribution shown with results from the source

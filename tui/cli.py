@@ -241,6 +241,23 @@ def source_remove(ctx: typer.Context, name: Annotated[str, typer.Argument(help="
     err.print(f"removed source {name}")
 
 
+def _searcher(ctx: typer.Context, db, sources: list[str] | None):
+    """A Searcher over ``db``; built-in sources that are asked for (or, on an empty database,
+    the default wiki-vital) are indexed on first use, with a progress bar, then reused."""
+    from core.retrieve import Searcher
+    from core.sources import BUILTINS, WIKI_VITAL
+    from store.sources import get_source, list_sources
+    from tui.console import err
+
+    settings = _settings(ctx)
+    wanted = list(sources or ([] if list_sources(db) else [WIKI_VITAL.name]))
+    for name in wanted:
+        if name in BUILTINS and get_source(db, name) is None:
+            err.print(f"first use of the built-in source {name}: indexing it once (a few minutes on 2 cores)")
+            ctx.invoke(source_add, ctx=ctx, name=name, path=None)
+    return Searcher(db, _embedder_factory(settings.embedder), rrf_k=settings.rrf_k)
+
+
 # ---------------------------------------------------------------- search
 
 
@@ -257,10 +274,8 @@ def search(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per passage on stdout.")] = False,
 ) -> None:
     """Ranked passages with title, each retriever's score and rank, and the best-matching sentence."""
-    from core.retrieve import Searcher
 
-    settings = _settings(ctx)
-    searcher = Searcher(_db(ctx), _embedder_factory(settings.embedder), rrf_k=settings.rrf_k)
+    searcher = _searcher(ctx, _db(ctx), source)
     hits = searcher.search(query, k=k, mode=mode, sources=source)
     print_hits(hits, mode, as_json, searcher)
 
@@ -330,13 +345,11 @@ def verify(
 ) -> None:
     """Verify one claim against a knowledge source: verdict, signed support score, evidence."""
     from core.pipeline import verify_claim
-    from core.retrieve import Searcher
     from core.verify import Verifier
     from models.nli import load_nli
 
-    settings = _settings(ctx)
     db = _db(ctx)
-    searcher = Searcher(db, _embedder_factory(settings.embedder), rrf_k=settings.rrf_k)
+    searcher = _searcher(ctx, db, source)
     result = verify_claim(
         db, searcher, Verifier(load_nli(verifier)), claim, sources=source, k=k, mode=mode
     )
@@ -411,7 +424,6 @@ def check(
 ) -> None:
     from core.decompose import SentenceDecomposer
     from core.pipeline import Pipeline
-    from core.retrieve import Searcher
     from core.verify import Verifier
     from models.nli import load_nli
     from models.nlp import SpacySentenceSplitter
@@ -432,7 +444,7 @@ def check(
         from core.errors import NotFoundError
 
         raise NotFoundError(f"no run {resume} in {settings.db_path}")
-    searcher = Searcher(db, _embedder_factory(settings.embedder), rrf_k=settings.rrf_k)
+    searcher = _searcher(ctx, db, source)
     pipeline = Pipeline(
         db, SentenceDecomposer(SpacySentenceSplitter()), searcher, Verifier(load_nli(verifier)),
         sources=source, k=k, mode=mode,
@@ -542,16 +554,9 @@ DEMO_QUERIES = (
 @handle_errors
 def demo(ctx: typer.Context) -> None:
     """Index the built-in wiki-vital source if needed, then search it for a few claims."""
-    from core.retrieve import Searcher
-    from store.sources import get_source
-    from tui.console import err, out
+    from tui.console import out
 
-    settings = _settings(ctx)
-    db = _db(ctx)
-    if get_source(db, "wiki-vital") is None:
-        err.print("first run: indexing the built-in wiki-vital source (once; a few minutes on 2 cores)")
-        ctx.invoke(source_add, ctx=ctx, name="wiki-vital", path=None)
-    searcher = Searcher(db, _embedder_factory(settings.embedder), rrf_k=settings.rrf_k)
+    searcher = _searcher(ctx, _db(ctx), ["wiki-vital"])
     for q in DEMO_QUERIES:
         out.print(f"\n[bold]claimscope search[/bold] {json.dumps(q)} --source wiki-vital --mode hybrid -k 3")
         print_hits(searcher.search(q, k=3, mode="hybrid", sources=["wiki-vital"]), "hybrid", False, searcher)

@@ -19,6 +19,8 @@ class Claim:
     text: str
     span: tuple[int, int]  # characters of the input the claim came from
     checkable: bool = True
+    note: str | None = None  # why it is not checkable: question, abstention, opinion, advice
+    context: str | None = None  # the source sentence, when the claim text was rewritten
 
 
 class Decomposer(Protocol):
@@ -38,3 +40,19 @@ class SentenceDecomposer:
     def decompose(self, text: str) -> list[Claim]:
         (spans,) = self._splitter.split([text])
         return [Claim(i, text[s:e], (s, e)) for i, (s, e) in enumerate(spans)]
+
+
+DECOMPOSERS = ("rules", "sentence")
+
+
+def make_decomposer(name: str, splitter_factory) -> Decomposer:
+    """``rules`` (default: deterministic atomic claims) or ``sentence``."""
+    from core.errors import InputError
+
+    if name == "sentence":
+        return SentenceDecomposer(splitter_factory())
+    if name == "rules":
+        from core.decompose_rules import RulesDecomposer
+
+        return RulesDecomposer()
+    raise InputError(f"unknown decomposer {name!r} (available: {', '.join(DECOMPOSERS)})")

@@ -137,7 +137,7 @@ class Pipeline:
                 self.db, run_id, [self.searcher.embedder.ref.manifest(), self.verifier.nli.ref.manifest()],
                 asdict(self.verifier.t),
             )
-            ids = [rq.add_claim(self.db, run_id, c.idx, c.text, c.span, c.checkable) for c in claims]
+            ids = [rq.add_claim(self.db, run_id, c.idx, c.text, c.span, c.checkable, c.note, c.context) for c in claims]
             rq.add_event(self.db, run_id, "run_started", {"claims": len(claims), "config": self.config()})
             for c, cid in zip(claims, ids, strict=True):
                 rq.add_event(self.db, run_id, "claim_found", {"idx": c.idx, "text": c.text, "span": list(c.span)}, cid)

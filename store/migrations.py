@@ -212,6 +212,13 @@ def _v4_embedding_cache(db: sqlite_utils.Database) -> None:
     )
 
 
+def _v5_claim_context(db: sqlite_utils.Database) -> None:
+    """Why a claim is not checkable (question, abstention, opinion, advice), and the source
+    sentence when the claim text was rewritten (decontextualised)."""
+    db.execute("ALTER TABLE claims ADD COLUMN note TEXT")
+    db.execute("ALTER TABLE claims ADD COLUMN context TEXT")
+
+
 Migration = tuple[int, str, Callable[[sqlite_utils.Database], None]]
 
 MIGRATIONS: list[Migration] = [
@@ -219,5 +226,6 @@ MIGRATIONS: list[Migration] = [
     (2, "judgements: every claim–evidence NLI result; verdict thresholds", _v2_judgements),
     (3, "events: the pipeline's stream per run; runs.external_id", _v3_events),
     (4, "embedding_cache: vectors by (model, text hash)", _v4_embedding_cache),
+    (5, "claims.note (why not checkable), claims.context (source sentence)", _v5_claim_context),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

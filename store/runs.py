@@ -41,11 +41,18 @@ def add_manifest(db: sqlite_utils.Database, run_id: int | None, entries: Sequenc
 
 
 def add_claim(
-    db: sqlite_utils.Database, run_id: int, idx: int, text: str, span: tuple[int, int] | None = None, checkable: bool = True
+    db: sqlite_utils.Database,
+    run_id: int,
+    idx: int,
+    text: str,
+    span: tuple[int, int] | None = None,
+    checkable: bool = True,
+    note: str | None = None,
+    context: str | None = None,
 ) -> int:
     cur = db.execute(
-        "INSERT INTO claims(run_id, idx, text, span_start, span_end, checkable) VALUES (?, ?, ?, ?, ?, ?)",
-        [run_id, idx, text, span[0] if span else None, span[1] if span else None, int(checkable)],
+        "INSERT INTO claims(run_id, idx, text, span_start, span_end, checkable, note, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [run_id, idx, text, span[0] if span else None, span[1] if span else None, int(checkable), note, context],
     )
     return int(cur.lastrowid)
 
@@ -190,7 +197,7 @@ def run_results(db: sqlite_utils.Database, run_id: int) -> list[dict]:
     rows = db.execute(
         """SELECT c.idx, c.text, c.span_start, c.span_end, c.checkable, c.status, v.label, v.support,
                   j.unit, j.text, j.p_entailment, j.p_neutral, j.p_contradiction,
-                  d.title, d.ext_id, d.url, s.name
+                  d.title, d.ext_id, d.url, s.name, c.note
            FROM claims c
            LEFT JOIN verdicts v ON v.claim_id = c.id AND v.id = (SELECT max(id) FROM verdicts WHERE claim_id = c.id)
            LEFT JOIN judgements j ON j.id = v.deciding_judgement_id
@@ -204,7 +211,7 @@ def run_results(db: sqlite_utils.Database, run_id: int) -> list[dict]:
     out = []
     for r in rows:
         item = {
-            "idx": r[0], "text": r[1], "span": [r[2], r[3]] if r[2] is not None else None,
+            "idx": r[0], "text": r[1], "span": [r[2], r[3]] if r[2] is not None else None, "note": r[17],
             "checkable": bool(r[4]), "status": r[5], "verdict": r[6], "support": r[7], "evidence": None,
         }
         if r[8] is not None:

@@ -327,6 +327,38 @@ def print_hits(hits, mode: str, as_json: bool, searcher) -> None:
             err.print(f"[{name}] {info.licence}, {info.attribution}", markup=False)
 
 
+# ---------------------------------------------------------------- decompose
+
+
+@app.command()
+@handle_errors
+def decompose(
+    text: Annotated[str, typer.Argument(help="The text to split into claims.")],
+    decomposer: Annotated[str, typer.Option(help="rules (atomic, decontextualised) or sentence.")] = "rules",
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per claim.")] = False,
+) -> None:
+    """Split a text into claims, each with its character span; questions, abstentions,
+    opinions and advice are kept but marked not checkable."""
+    from rich.text import Text
+
+    from core.decompose import make_decomposer
+    from models.nlp import SpacySentenceSplitter
+    from tui.console import out
+
+    if not text.strip():
+        raise_input("the text is empty")
+    for c in make_decomposer(decomposer, SpacySentenceSplitter).decompose(text):
+        if as_json:
+            sys.stdout.write(json.dumps({"idx": c.idx, "text": c.text, "span": list(c.span),
+                                         "checkable": c.checkable, "note": c.note}) + "\n")
+            continue
+        line = Text(f"{c.idx + 1:>3}. ")
+        line.append(c.text, style="" if c.checkable else "dim")
+        if not c.checkable:
+            line.append(f"  [not checkable: {c.note}]", style="yellow")
+        out.print(line)
+
+
 # ---------------------------------------------------------------- verify
 
 
@@ -419,10 +451,10 @@ def check(
     source: Annotated[list[str] | None, typer.Option("--source", "-s", help="Source (repeatable).")] = None,
     mode: Annotated[str, typer.Option("--mode", "-m", help="bm25, dense or hybrid.")] = "hybrid",
     k: Annotated[int, typer.Option("-k", min=1, max=100, help="Passages per claim.")] = 10,
-    decomposer: Annotated[str, typer.Option(help="Decomposer: sentence.")] = "sentence",
+    decomposer: Annotated[str, typer.Option(help="Decomposer: rules (atomic claims) or sentence.")] = "rules",
     verifier: Annotated[str, typer.Option(help="NLI model: embedded, a folder or a cached HF id.")] = "embedded",
 ) -> None:
-    from core.decompose import SentenceDecomposer
+    from core.decompose import make_decomposer
     from core.pipeline import Pipeline
     from core.verify import Verifier
     from models.nli import load_nli
@@ -435,8 +467,6 @@ def check(
     given = [x is not None for x in (text, file, jsonl, resume)]
     if sum(given) != 1:
         raise_input("give exactly one of: TEXT, --file F, --jsonl F, --resume RUN")
-    if decomposer != "sentence":
-        raise_input(f"unknown decomposer {decomposer!r} (available: sentence)")
     inputs = _check_inputs(text, file, jsonl)
     settings = _settings(ctx)
     db = _db(ctx)
@@ -446,7 +476,7 @@ def check(
         raise NotFoundError(f"no run {resume} in {settings.db_path}")
     searcher = _searcher(ctx, db, source)
     pipeline = Pipeline(
-        db, SentenceDecomposer(SpacySentenceSplitter()), searcher, Verifier(load_nli(verifier)),
+        db, make_decomposer(decomposer, SpacySentenceSplitter), searcher, Verifier(load_nli(verifier)),
         sources=source, k=k, mode=mode,
     )
     sink = out_path.open("w", encoding="utf-8") if out_path else None

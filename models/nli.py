@@ -31,6 +31,7 @@ LABELS = ("entailment", "neutral", "contradiction")
 ENTAIL, NEUTRAL, CONTRADICT = 0, 1, 2
 EMBEDDED_NLI_DIR = Path(__file__).resolve().parent / "verifier"
 EMBEDDED_NLI_ID = "claimscope/minilm-l6-nli3"
+EMBEDDED_WINDOW_TOKENS = 96
 
 _SYNONYMS = {
     "entailment": ENTAIL, "entail": ENTAIL, "entailed": ENTAIL, "supports": ENTAIL, "support": ENTAIL,
@@ -91,7 +92,7 @@ class NLIModel(Protocol):
 class CrossEncoderNLI:
     """A transformers sequence-classification model used as an NLI cross-encoder."""
 
-    def __init__(self, ref: ModelRef, device: str = "cpu", max_length: int = 256) -> None:
+    def __init__(self, ref: ModelRef, device: str = "cpu", max_length: int = 256, window_tokens: int | None = None) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         import torch
@@ -113,6 +114,9 @@ class CrossEncoderNLI:
         self.ref = ref
         self.device = device
         self.max_length = max_length
+        # Evidence tokens per window. A small cross-encoder judges best at the length it was
+        # trained on: a window much longer than that dilutes the one deciding sentence.
+        self.window_tokens = window_tokens
         self.columns = label_mapping(dict(self.model.config.id2label))
         self._torch = torch
 
@@ -144,6 +148,8 @@ class CrossEncoderNLI:
         """Character spans of evidence windows that fit beside the whole claim."""
         claim_len = len(self.tokenizer(hypothesis, add_special_tokens=False)["input_ids"])
         budget = self.max_length - claim_len - 3  # [CLS] premise [SEP] claim [SEP]
+        if self.window_tokens:
+            budget = min(budget, self.window_tokens)
         if budget < 16:
             raise ModelError(f"the claim is too long for the NLI model ({claim_len} tokens of {self.max_length})")
         enc = self.tokenizer(premise, add_special_tokens=False, return_offsets_mapping=True)
@@ -191,5 +197,15 @@ def resolve_nli(spec: str | None = None) -> ModelRef:
     return ref
 
 
-def load_nli(spec: str | None = None, device: str = "cpu", max_length: int = 256) -> CrossEncoderNLI:
-    return CrossEncoderNLI(resolve_nli(spec), device=device, max_length=max_length)
+def load_nli(
+    spec: str | None = None, device: str = "cpu", max_length: int = 256, window_tokens: int | None = None
+) -> CrossEncoderNLI:
+    """Load an NLI model. The embedded verifier was trained on pairs of ≤ 128 tokens, so its
+    evidence windows default to 96 tokens (+ the claim ≈ 128): measured on a claim whose
+    evidence sits after 30 filler sentences, 96-token windows let the right window decide
+    where full-length (≈ 240-token) windows read the same text as neutral. Plug-in models
+    use their whole ``max_length``."""
+    ref = resolve_nli(spec)
+    if window_tokens is None and ref.embedded:
+        window_tokens = EMBEDDED_WINDOW_TOKENS
+    return CrossEncoderNLI(ref, device=device, max_length=max_length, window_tokens=window_tokens)

@@ -6,13 +6,17 @@ decides, sets of up to 3 sentences from the top passages are tried, concatenated
 document order (PeopleProfiles' multi-sentence evidence, seed 003 §4.2 and §6.4.3: "≤ 3
 selected sentences").
 
-Verdict rules (thresholds configurable, defaults chosen as below):
-- a pair *supports* when P(entailment) > ``support`` (ICAT's any-snippet rule with
-  P(entail) > 0.5, seed 004 §5.4), and *refutes* when P(contradiction) > ``refute``;
-- ``conflicting`` when some pair supports with P(entailment) > ``conflict`` and another
-  refutes with P(contradiction) > ``conflict`` (strong evidence both ways; seed 001's
-  conflict flag: ≥ 1 supporting and ≥ 1 refuting piece);
-- else ``supported`` / ``refuted`` by the stronger side, else ``not_enough_info``.
+Verdict rules, in this order (thresholds configurable; fitted on dev data by
+``claimscope eval verdicts``):
+1. ``conflicting`` when some unit entails with P(entailment) > ``conflict`` and another
+   contradicts with P(contradiction) > ``conflict`` (strong evidence both ways; seed 001's
+   conflict flag: ≥ 1 supporting and ≥ 1 refuting piece);
+2. ``supported`` when any unit has P(entailment) > ``support`` — ICAT's any-snippet rule
+   (seed 004 §5.4: supported if any top-k snippet entails the claim with P > 0.5), so a
+   contradiction from some other, weaker-matching passage does not override support;
+3. ``refuted`` when any unit has P(contradiction) > ``refute`` (contradiction is kept apart
+   from "no support", seed 004 §5.4 [derived]);
+4. else ``not_enough_info``.
 
 The signed support score is P(entailment) − P(contradiction) of the deciding evidence, on
 PeopleProfiles' [-1, 1] scale (seed 003 §4.3; unsupported ⇔ score ≤ 0).
@@ -169,7 +173,7 @@ class Verifier:
         if ent[best_e] > self.t.conflict and con[best_c] > self.t.conflict:
             deciding = judgements[best_e if ent[best_e] >= con[best_c] else best_c]
             label = "conflicting"
-        elif ent[best_e] > self.t.support and (con[best_c] <= self.t.refute or ent[best_e] >= con[best_c]):
+        elif ent[best_e] > self.t.support:
             deciding, label = judgements[best_e], "supported"
         elif con[best_c] > self.t.refute:
             deciding, label = judgements[best_c], "refuted"

@@ -89,8 +89,9 @@ def _j(pid, e, n, c, kind="sentence"):
         ([(0.1, 0.2, 0.7), (0.3, 0.6, 0.1)], "refuted", 0),
         ([(0.3, 0.6, 0.1), (0.2, 0.5, 0.3)], "not_enough_info", 0),
         ([(0.95, 0.03, 0.02), (0.05, 0.05, 0.9)], "conflicting", 0),
-        ([(0.6, 0.3, 0.1), (0.1, 0.3, 0.6)], "supported", 0),  # both weak: the stronger side wins
-        ([(0.55, 0.4, 0.05), (0.1, 0.2, 0.7)], "refuted", 1),
+        ([(0.6, 0.3, 0.1), (0.1, 0.3, 0.6)], "supported", 0),  # ICAT: any entailing unit supports
+        ([(0.55, 0.4, 0.05), (0.1, 0.1, 0.79)], "supported", 0),  # a weaker contradiction does not override
+        ([(0.45, 0.5, 0.05), (0.1, 0.2, 0.7)], "refuted", 1),  # no support: the contradiction decides
     ],
 )
 def test_verdict_aggregation(probs, label, deciding):

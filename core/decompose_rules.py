@@ -40,6 +40,7 @@ _PRONOUN_SUBJ = {"he", "she"}
 _PRONOUN_OBJ = {"him"}
 _PRONOUN_POSS = {"his", "her"}
 _REL_PRONOUNS = {"which", "who", "that"}
+_SHARED_MODS = ("det", "amod", "nummod", "poss", "predet")
 
 
 def check_worthiness(sentence: str, root_tag: str | None = None, has_subject: bool = True) -> str | None:
@@ -186,10 +187,14 @@ class RulesDecomposer:
             for g in group[1:]:
                 all_conj |= {t.i for t in g.subtree}
             glue = {c.i for g in group for c in g.children if c.dep_ in ("cc", "punct", "preconj")}
+            # modifiers before the first conjunct are shared: "an American guitarist and singer"
+            shared = {t.i for c in tok.lefts if c.dep_ in _SHARED_MODS for t in c.subtree}
             pieces = []
             for g in group:
                 mine = {t.i for t in g.subtree} if g is not tok else ({t.i for t in tok.subtree} - all_conj)
-                mine -= {c.i for gg in group[1:] for c in [gg] if gg is not g and gg is not tok for c in gg.subtree}
+                mine -= {t.i for gg in group[1:] if gg is not g for t in gg.subtree}
+                if g is not tok and not any(c.dep_ in _SHARED_MODS for c in g.lefts):
+                    mine |= shared
                 pieces.append(_Piece((own - all_conj - glue - {t.i for t in tok.subtree}) | (mine - glue)))
             return pieces
         return [_Piece(own)]

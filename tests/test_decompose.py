@@ -89,3 +89,8 @@ def test_sentence_decomposer_and_factory(splitter):
     assert [(c.text, c.span) for c in claims] == [("One sentence here.", (0, 18)), ("And another one.", (19, 35))]
     with pytest.raises(InputError, match="unknown decomposer"):
         make_decomposer("llm-9000", lambda: splitter)
+
+
+def test_later_conjuncts_keep_the_shared_modifiers(rules):
+    out = texts(rules.decompose("Chuck Berry was an American guitarist and singer."))
+    assert out == ["Chuck Berry was an American guitarist.", "Chuck Berry was an American singer."]

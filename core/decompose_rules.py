@@ -41,6 +41,7 @@ _PRONOUN_OBJ = {"him"}
 _PRONOUN_POSS = {"his", "her"}
 _REL_PRONOUNS = {"which", "who", "that"}
 _SHARED_MODS = ("det", "amod", "nummod", "poss", "predet")
+_RELATIONAL_PREPS = {"between", "among", "amongst"}
 
 
 def check_worthiness(sentence: str, root_tag: str | None = None, has_subject: bool = True) -> str | None:
@@ -176,6 +177,8 @@ class RulesDecomposer:
         for tok in pred.subtree:
             if tok.i not in own or tok.dep_ not in ("dobj", "pobj", "attr"):
                 continue
+            if tok.dep_ == "pobj" and tok.head.lower_ in _RELATIONAL_PREPS:
+                continue  # "between the user and the system" needs both conjuncts
             conjs = [c for c in tok.children if c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN", "NUM")]
             if not conjs:
                 continue

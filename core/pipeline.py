@@ -16,6 +16,7 @@ from typing import Any
 
 import sqlite_utils
 
+from core.citations import decompose_cited
 from core.decompose import Decomposer
 from core.errors import InputError, NotFoundError
 from core.retrieve import Hit, Searcher
@@ -129,7 +130,8 @@ class Pipeline:
         """Create a run and store its claims; returns the run id (nothing verified yet)."""
         if not text.strip():
             raise InputError("the input text is empty")
-        claims = self.decomposer.decompose(text)
+        cited = decompose_cited(text, self.decomposer)  # identical to decompose() without [n] markers
+        claims = [c.claim for c in cited]
         with write_tx(self.db):
             run_id = rq.create_run(self.db, text, self.config())
             rq.set_external_id(self.db, run_id, external_id)
@@ -137,7 +139,11 @@ class Pipeline:
                 self.db, run_id, [self.searcher.embedder.ref.manifest(), self.verifier.nli.ref.manifest()],
                 asdict(self.verifier.t),
             )
-            ids = [rq.add_claim(self.db, run_id, c.idx, c.text, c.span, c.checkable, c.note, c.context) for c in claims]
+            ids = [
+                rq.add_claim(self.db, run_id, c.claim.idx, c.claim.text, c.claim.span, c.claim.checkable,
+                             c.claim.note, c.claim.context, c.citations)
+                for c in cited
+            ]
             rq.add_event(self.db, run_id, "run_started", {"claims": len(claims), "config": self.config()})
             for c, cid in zip(claims, ids, strict=True):
                 rq.add_event(self.db, run_id, "claim_found", {"idx": c.idx, "text": c.text, "span": list(c.span)}, cid)

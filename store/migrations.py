@@ -213,10 +213,12 @@ def _v4_embedding_cache(db: sqlite_utils.Database) -> None:
 
 
 def _v5_claim_context(db: sqlite_utils.Database) -> None:
-    """Why a claim is not checkable (question, abstention, opinion, advice), and the source
-    sentence when the claim text was rewritten (decontextualised)."""
+    """Why a claim is not checkable (question, abstention, opinion, advice), the source
+    sentence when the claim text was rewritten (decontextualised), and the ``[n]``
+    citations it carried in a cited answer."""
     db.execute("ALTER TABLE claims ADD COLUMN note TEXT")
     db.execute("ALTER TABLE claims ADD COLUMN context TEXT")
+    db.execute("ALTER TABLE claims ADD COLUMN citations TEXT")  # JSON list of [n] markers the claim carried
 
 
 Migration = tuple[int, str, Callable[[sqlite_utils.Database], None]]
@@ -226,6 +228,6 @@ MIGRATIONS: list[Migration] = [
     (2, "judgements: every claim–evidence NLI result; verdict thresholds", _v2_judgements),
     (3, "events: the pipeline's stream per run; runs.external_id", _v3_events),
     (4, "embedding_cache: vectors by (model, text hash)", _v4_embedding_cache),
-    (5, "claims.note (why not checkable), claims.context (source sentence)", _v5_claim_context),
+    (5, "claims.note (why not checkable), .context (source sentence), .citations", _v5_claim_context),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

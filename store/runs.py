@@ -49,10 +49,13 @@ def add_claim(
     checkable: bool = True,
     note: str | None = None,
     context: str | None = None,
+    citations: Sequence[int] = (),
 ) -> int:
     cur = db.execute(
-        "INSERT INTO claims(run_id, idx, text, span_start, span_end, checkable, note, context) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [run_id, idx, text, span[0] if span else None, span[1] if span else None, int(checkable), note, context],
+        """INSERT INTO claims(run_id, idx, text, span_start, span_end, checkable, note, context, citations)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        [run_id, idx, text, span[0] if span else None, span[1] if span else None, int(checkable), note, context,
+         json.dumps(list(citations)) if citations else None],
     )
     return int(cur.lastrowid)
 
@@ -197,7 +200,7 @@ def run_results(db: sqlite_utils.Database, run_id: int) -> list[dict]:
     rows = db.execute(
         """SELECT c.idx, c.text, c.span_start, c.span_end, c.checkable, c.status, v.label, v.support,
                   j.unit, j.text, j.p_entailment, j.p_neutral, j.p_contradiction,
-                  d.title, d.ext_id, d.url, s.name, c.note
+                  d.title, d.ext_id, d.url, s.name, c.note, c.citations
            FROM claims c
            LEFT JOIN verdicts v ON v.claim_id = c.id AND v.id = (SELECT max(id) FROM verdicts WHERE claim_id = c.id)
            LEFT JOIN judgements j ON j.id = v.deciding_judgement_id
@@ -212,6 +215,7 @@ def run_results(db: sqlite_utils.Database, run_id: int) -> list[dict]:
     for r in rows:
         item = {
             "idx": r[0], "text": r[1], "span": [r[2], r[3]] if r[2] is not None else None, "note": r[17],
+            "citations": json.loads(r[18]) if r[18] else [],
             "checkable": bool(r[4]), "status": r[5], "verdict": r[6], "support": r[7], "evidence": None,
         }
         if r[8] is not None:

@@ -112,6 +112,13 @@ def _db(ctx: typer.Context):
     return open_db(_settings(ctx).db_path)
 
 
+def raise_input(message: str):
+    """Bad command-line input: reported like any other input error (exit code 2)."""
+    from core.errors import InputError
+
+    raise InputError(message)
+
+
 def _embedder_factory(spec: str):
     def load():
         from models.embed import load_embedder
@@ -155,7 +162,7 @@ def source_add(
         docs = load_documents(path, fmt, cols)
         fmt_used = fmt if fmt != "auto" else _detected(path)
         where, attribution, licence = str(path.expanduser().resolve()), None, None
-    db = open_db_checked(settings)
+    db = _db(ctx)
     err.print(f"indexing {len(docs)} documents into source {name!r} …")
     with progress_bar() as update:
         report = add_source(
@@ -183,18 +190,6 @@ def _detected(path: Path) -> str:
     from core.sources import detect_format
 
     return detect_format(path.expanduser())
-
-
-def raise_input(message: str):
-    from core.errors import InputError
-
-    raise InputError(message)
-
-
-def open_db_checked(settings):
-    from store import open_db
-
-    return open_db(settings.db_path)
 
 
 @source_app.command("list")

@@ -230,3 +230,15 @@ def run_results(db: sqlite_utils.Database, run_id: int) -> list[dict]:
 def run_scores(db: sqlite_utils.Database, run_id: int) -> dict:
     rows = db.execute("SELECT kind, value, detail FROM scores WHERE run_id = ?", [run_id]).fetchall()
     return {k: {"value": v, "detail": json.loads(d) if d else None} for k, v, d in rows}
+
+
+def list_runs(db: sqlite_utils.Database, limit: int = 50) -> list[dict]:
+    rows = db.execute(
+        """SELECT r.id, r.created_at, r.status, r.external_id, substr(r.input_text, 1, 200),
+                  (SELECT count(*) FROM claims c WHERE c.run_id = r.id),
+                  (SELECT value FROM scores s WHERE s.run_id = r.id AND s.kind = 'factual_precision')
+           FROM runs r ORDER BY r.id DESC LIMIT ?""",
+        [limit],
+    ).fetchall()
+    keys = ("id", "created_at", "status", "external_id", "input", "claims", "factual_precision")
+    return [dict(zip(keys, r, strict=True)) for r in rows]

@@ -142,3 +142,23 @@ def test_builtin_source_is_indexed_on_first_use(runner, tmp_path, data_dir, monk
     res = runner.invoke(app, ["--db", str(db), "search", "Enlightenment", "--mode", "bm25", "-k", "1"])
     assert res.exit_code == 0 and "first use" not in res.output  # reused, not re-indexed
     assert "CC BY-SA 4.0" in res.output  # attribution shown with results from the source
+
+
+def test_runs_list_and_show_read_stored_runs(runner, tmp_path):
+    from store import open_db, write_tx
+    from store import runs as rq
+
+    db_path = tmp_path / "runs.db"
+    db = open_db(db_path)
+    with write_tx(db):
+        run_id = rq.create_run(db, "Paris is in France. It rains.", {"k": 3})
+        rq.add_claim(db, run_id, 0, "Paris is in France.", (0, 19), citations=[2])
+        rq.add_claim(db, run_id, 1, "Is it?", (20, 26), checkable=False, note="question")
+    db.conn.close()
+    listed = json.loads(runner.invoke(app, ["--db", str(db_path), "runs", "list", "--json"]).stdout)
+    assert [(r["id"], r["claims"], r["status"]) for r in listed] == [(run_id, 2, "running")]
+    res = runner.invoke(app, ["--db", str(db_path), "runs", "show", str(run_id), "--format", "json"])
+    shown = json.loads(res.stdout)[0]
+    assert [(c["text"], c["citations"], c["note"]) for c in shown["claims"]] == [
+        ("Paris is in France.", [2], None), ("Is it?", [], "question")]
+    assert runner.invoke(app, ["--db", str(db_path), "runs", "show", "999"]).exit_code == 3

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -30,7 +31,9 @@ app = typer.Typer(
 )
 source_app = typer.Typer(help="Manage knowledge sources (index, list, remove).", no_args_is_help=True)
 eval_app = typer.Typer(help="Benchmarks: quality and speed figures on public datasets.", no_args_is_help=True)
+runs_app = typer.Typer(help="Stored runs: list them, show one.", no_args_is_help=True)
 app.add_typer(source_app, name="source")
+app.add_typer(runs_app, name="runs")
 app.add_typer(eval_app, name="eval")
 
 
@@ -86,6 +89,9 @@ def handle_errors(fn):
             err_line(f"claimscope: error: {exc}")
             raise typer.Exit(exc.exit_code) from None
         except StoreError as exc:
+            err_line(f"claimscope: database error: {exc}")
+            raise typer.Exit(4) from None
+        except sqlite3.Error as exc:  # e.g. a disk full, or a file damaged after it was opened
             err_line(f"claimscope: database error: {exc}")
             raise typer.Exit(4) from None
         except ModelError as exc:
@@ -552,7 +558,8 @@ def _print_check(results: list[dict], fmt: str) -> None:
         return
     for r in results:
         fp = r["scores"].get("factual_precision", {}).get("value")
-        out.print(Text(f"run {r['run_id']}" + (f" ({r['id']})" if r["id"] else "") + f"  factual precision {fp:.2f}", style="bold"))
+        score = f"  factual precision {fp:.2f}" if fp is not None else "  (not scored yet)"
+        out.print(Text(f"run {r['run_id']}" + (f" ({r['id']})" if r["id"] else "") + score, style="bold"))
         for c in r["claims"]:
             line = Text(f" {c['idx'] + 1:>2}. ")
             label = c["verdict"] or ("not checkable" if not c["checkable"] else c["status"])
@@ -563,6 +570,53 @@ def _print_check(results: list[dict], fmt: str) -> None:
             ev = c["evidence"]
             if ev:
                 out.print(Text(f"       ↳ {ev['title']} [{ev['source']}:{ev['doc_id']}]: {ev['text'][:200]}", style="dim"))
+
+
+# ---------------------------------------------------------------- runs
+
+
+@runs_app.command("list")
+@handle_errors
+def runs_list(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option(min=1, help="How many, newest first.")] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Past runs, newest first: status, claims, factual precision."""
+    from rich.table import Table
+
+    from store.runs import list_runs
+    from tui.console import out
+
+    rows = list_runs(_db(ctx), limit)
+    if as_json:
+        sys.stdout.write(json.dumps(rows) + "\n")
+        return
+    table = Table("run", "created", "status", "claims", "precision", "input")
+    for r in rows:
+        fp = r["factual_precision"]
+        table.add_row(str(r["id"]), r["created_at"], r["status"], str(r["claims"]),
+                      "" if fp is None else f"{fp:.2f}", (r["external_id"] or r["input"])[:60])
+    out.print(table)
+
+
+@runs_app.command("show")
+@handle_errors
+def runs_show(
+    ctx: typer.Context,
+    run: Annotated[int, typer.Argument(help="Run id.")],
+    fmt: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+) -> None:
+    """One stored run: its claims, verdicts, deciding evidence and scores (no model is run)."""
+    from core.errors import NotFoundError
+    from store import runs as rq
+
+    db = _db(ctx)
+    row = rq.get_run(db, run)
+    if row is None:
+        raise NotFoundError(f"no run {run}")
+    result = {"run_id": run, "id": row.external_id, "claims": rq.run_results(db, run), "scores": rq.run_scores(db, run)}
+    _print_check([result], "json" if fmt == "json" else "table")
 
 
 # ---------------------------------------------------------------- demo

@@ -622,23 +622,38 @@ def runs_show(
 # ---------------------------------------------------------------- demo
 
 
-DEMO_QUERIES = (
-    "Marie Curie discovered radium and polonium.",
-    "The Great Wall of China is visible from space.",
-    "Photosynthesis converts light energy into chemical energy.",
+DEMO_ANSWER = (
+    "Marie Curie was a Polish-born physicist and chemist. She discovered polonium and radium. "
+    "She was the first woman to win a Nobel Prize. The Eiffel Tower is located in Berlin. "
+    "Photosynthesis converts light energy into chemical energy."
 )
 
 
 @app.command()
 @handle_errors
 def demo(ctx: typer.Context) -> None:
-    """Index the built-in wiki-vital source if needed, then search it for a few claims."""
+    """The main job on the embedded defaults: check a short answer against the built-in
+    wiki-vital source (indexed on first use), then show the evidence search behind it."""
+    from core.decompose import make_decomposer
+    from core.pipeline import Pipeline
+    from core.verify import Verifier
+    from models.nli import load_nli
+    from models.nlp import SpacySentenceSplitter
+    from store import runs as rq
     from tui.console import out
 
-    searcher = _searcher(ctx, _db(ctx), ["wiki-vital"])
-    for q in DEMO_QUERIES:
-        out.print(f"\n[bold]claimscope search[/bold] {json.dumps(q)} --source wiki-vital --mode hybrid -k 3")
-        print_hits(searcher.search(q, k=3, mode="hybrid", sources=["wiki-vital"]), "hybrid", False, searcher)
+    db = _db(ctx)
+    searcher = _searcher(ctx, db, ["wiki-vital"])
+    out.print(f"[bold]claimscope check[/bold] {json.dumps(DEMO_ANSWER)} --source wiki-vital")
+    pipeline = Pipeline(db, make_decomposer("rules", SpacySentenceSplitter), searcher, Verifier(load_nli()),
+                        sources=["wiki-vital"], k=10)
+    run_id = pipeline.start(DEMO_ANSWER, "demo")
+    pipeline.resume(run_id)
+    _print_check([{"run_id": run_id, "id": "demo", "claims": rq.run_results(db, run_id),
+                   "scores": rq.run_scores(db, run_id)}], "table")
+    q = "Marie Curie discovered radium"
+    out.print(f"\n[bold]claimscope search[/bold] {json.dumps(q)} --source wiki-vital --mode hybrid -k 3")
+    print_hits(searcher.search(q, k=3, mode="hybrid", sources=["wiki-vital"]), "hybrid", False, searcher)
 
 
 # ---------------------------------------------------------------- eval

@@ -236,7 +236,11 @@ def _predict(name: str, model, pairs: list[tuple[str, str]], batch_size: int, pr
     for start in range(0, len(pairs), PREDICT_BLOCK):
         block = pairs[start : start + PREDICT_BLOCK]
         t0 = time.perf_counter()
-        out = np.asarray(model.predict(block, batch_size=batch_size), dtype=np.float64)
+        if hasattr(model, "predict_long"):
+            # the product's inference: long evidence in windows, the most decisive window decides
+            out = np.asarray([p.probs for p in model.predict_long(block, batch_size=batch_size)], dtype=np.float64)
+        else:
+            out = np.asarray(model.predict(block, batch_size=batch_size), dtype=np.float64)
         seconds += time.perf_counter() - t0
         if out.shape != (len(block), 3) or not np.isfinite(out).all():
             raise ValueError(f"model {name} returned {out.shape} (or non-finite values); expected ({len(block)}, 3)")

@@ -122,7 +122,7 @@ class CrossEncoderNLI:
 
     def _forward(self, premises: list[str], hypotheses: list[str]) -> np.ndarray:
         enc = self.tokenizer(
-            premises, hypotheses, truncation="only_first", max_length=self.max_length,
+            premises, hypotheses, truncation="longest_first", max_length=self.max_length,
             padding=True, return_tensors="pt",
         ).to(self.device)
         with self._torch.inference_mode():
@@ -151,7 +151,9 @@ class CrossEncoderNLI:
         if self.window_tokens:
             budget = min(budget, self.window_tokens)
         if budget < 16:
-            raise ModelError(f"the claim is too long for the NLI model ({claim_len} tokens of {self.max_length})")
+            # A claim too long to leave room for evidence: one window, and the tokenizer
+            # truncates the longer side (``longest_first``) — degraded, but never an error.
+            return [(0, len(premise))]
         enc = self.tokenizer(premise, add_special_tokens=False, return_offsets_mapping=True)
         offsets = enc["offset_mapping"]
         if len(offsets) <= budget:

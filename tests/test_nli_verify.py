@@ -76,6 +76,9 @@ def test_long_evidence_is_windowed_and_the_claim_kept_whole(tmp_path):
     assert np.isclose(pred.probs.sum(), 1.0, atol=1e-5)
     short = nli.predict_long([("Short evidence.", claim)])[0]
     assert (short.n_windows, short.window) == (1, 0)
+    huge_claim = " ".join(["a very long claim"] * 40)  # longer than the model's 64 tokens
+    (huge,) = nli.predict_long([(evidence, huge_claim)])
+    assert huge.n_windows == 1 and np.isclose(huge.probs.sum(), 1.0, atol=1e-5)
 
 
 def _j(pid, e, n, c, kind="sentence"):

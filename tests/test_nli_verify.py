@@ -99,7 +99,8 @@ def _j(pid, e, n, c, kind="sentence"):
 )
 def test_verdict_aggregation(probs, label, deciding):
     js = [_j(i, *p) for i, p in enumerate(probs)]
-    v: ClaimVerdict = Verifier(nli=None).decide(js)  # type: ignore[arg-type]
+    icat = Thresholds(support=0.5, refute=0.5, conflict=0.8)  # the rules as ICAT states them
+    v: ClaimVerdict = Verifier(nli=None, thresholds=icat).decide(js)  # type: ignore[arg-type]
     assert v.label == label
     assert v.deciding is js[deciding]
     e, _, c = probs[deciding]
@@ -146,4 +147,4 @@ def test_temperature_softens_and_keeps_argmax():
     soft = apply_temperature(p, 2.0)
     assert soft.argmax() == 0 and soft[0, 0] < 0.8 and np.isclose(soft.sum(), 1.0)
     assert np.allclose(apply_temperature(p, 1.0), p)
-    assert Thresholds().support == 0.5
+    assert (Thresholds().support, Thresholds().refute, Thresholds().conflict) == (0.60, 0.65, 0.65)

@@ -55,7 +55,10 @@ class Cancelled(Exception):
 
 
 def passage_evidence(hits: list[Hit]) -> list[PassageEvidence]:
-    return [PassageEvidence(h.passage.id, h.rank, tuple(h.passage.sentence_texts()), h.passage.text) for h in hits]
+    return [
+        PassageEvidence(h.passage.id, h.rank, tuple(h.passage.sentence_texts()), h.passage.text, h.passage.title)
+        for h in hits
+    ]
 
 
 def _store_claim_result(
@@ -78,7 +81,7 @@ def _store_claim_result(
     for j in verdict.judgements:
         jid = rq.add_judgement(
             db, claim_id, evidence_ids[j.unit.passage_id], j.unit.kind, j.unit.sentences, j.unit.text, j.probs,
-            nli_id, j.window, j.n_windows,
+            nli_id, j.window, j.n_windows, j.grounded,
         )
         if j is verdict.deciding:
             deciding_id = jid

@@ -51,3 +51,38 @@ class SpacySentenceSplitter:
                     spans.append((start, end))
             out.append(spans)
         return out
+
+
+class SubjectTerms:
+    """Content words of a claim's grammatical subject (spaCy parse), lower-cased, with a
+    plural "s" dropped: "The Eiffel Tower is in Berlin." → {"eiffel", "tower"}. Used to check
+    that evidence is about what the claim is about. Empty when the subject has no content
+    word (e.g. a number or a pronoun)."""
+
+    def __init__(self, name: str = EMBEDDED_SPACY) -> None:
+        import spacy
+
+        try:
+            self._nlp = spacy.load(name, disable=["ner", "lemmatizer"])
+        except OSError as exc:
+            raise ModelError(f"spaCy model {name!r} is not installed") from exc
+
+    def __call__(self, claim: str) -> set[str]:
+        doc = self._nlp(claim)
+        root = next(iter(doc.sents)).root if len(doc) else None
+        if root is None:
+            return set()
+        subj = [c for c in root.children if c.dep_ in ("nsubj", "nsubjpass")]
+        if not subj and root.pos_ in ("NOUN", "PROPN"):
+            subj = [root]
+        terms = set()
+        for s in subj:
+            for t in s.subtree:
+                if t.pos_ in ("NOUN", "PROPN") and not t.is_stop:
+                    terms.add(normalise_term(t.text))
+        return terms
+
+
+def normalise_term(word: str) -> str:
+    w = word.lower()
+    return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w

@@ -173,6 +173,7 @@ def _v2_judgements(db: sqlite_utils.Database) -> None:
             p_contradiction REAL NOT NULL,
             window INTEGER NOT NULL DEFAULT 0,
             n_windows INTEGER NOT NULL DEFAULT 1,
+            grounded INTEGER NOT NULL DEFAULT 1,
             model TEXT NOT NULL
         )"""
     )

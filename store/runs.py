@@ -99,14 +99,16 @@ def add_judgement(
     model: str,
     window: int = 0,
     n_windows: int = 1,
+    grounded: bool = True,
 ) -> int:
     """One NLI result. ``text`` is exactly what was judged (a set may join sentences of
-    several passages; ``evidence_id`` is the first one's)."""
+    several passages; ``evidence_id`` is the first one's). ``grounded``: the evidence names
+    the claim's subject, so it may decide the verdict."""
     cur = db.execute(
         """INSERT INTO judgements(claim_id, evidence_id, unit, sentences, text, p_entailment, p_neutral,
-             p_contradiction, window, n_windows, model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+             p_contradiction, window, n_windows, grounded, model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
         [claim_id, evidence_id, unit, json.dumps(list(sentences)), text, float(probs[0]), float(probs[1]),
-         float(probs[2]), window, n_windows, model],
+         float(probs[2]), window, n_windows, int(grounded), model],
     )
     return int(cur.lastrowid)
 

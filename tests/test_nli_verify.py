@@ -148,3 +148,41 @@ def test_temperature_softens_and_keeps_argmax():
     assert soft.argmax() == 0 and soft[0, 0] < 0.8 and np.isclose(soft.sum(), 1.0)
     assert np.allclose(apply_temperature(p, 1.0), p)
     assert (Thresholds().support, Thresholds().refute, Thresholds().conflict) == (0.60, 0.65, 0.65)
+
+
+class _NameMatchingNLI:
+    """Mimics the measured failure: entails whatever shares a place name with the claim."""
+
+    class ref:  # noqa: N801
+        model_id = "scripted"
+
+    def predict_long(self, pairs, batch_size=32):
+        from models.nli import WindowedPrediction
+
+        out = []
+        for premise, _ in pairs:
+            if "Paris" in premise:
+                p = [0.03, 0.02, 0.95]
+            elif "Berlin" in premise:
+                p = [0.85, 0.05, 0.10]
+            else:
+                p = [0.05, 0.9, 0.05]
+            out.append(WindowedPrediction(np.array(p, dtype=np.float32), 0, 1, (0, len(premise))))
+        return out
+
+
+def test_grounding_guard_ignores_evidence_about_another_subject():
+    from models.nlp import SubjectTerms
+
+    passages = [
+        PassageEvidence(1, 1, ("Berlin is the capital of Germany.",), "Berlin is the capital of Germany.", "Berlin"),
+        PassageEvidence(2, 2, ("Berlin has a TV Tower.",), "Berlin has a TV Tower.", "Berlin TV Tower"),
+        PassageEvidence(3, 3, ("It stands on the Champ de Mars in Paris.",), "It stands on the Champ de Mars in Paris.",
+                        "Eiffel Tower"),
+    ]
+    claim = "The Eiffel Tower is located in Berlin."
+    unguarded = Verifier(_NameMatchingNLI()).verify(claim, passages)  # type: ignore[arg-type]
+    assert unguarded.label == "conflicting"
+    guarded = Verifier(_NameMatchingNLI(), subject_terms=SubjectTerms()).verify(claim, passages)  # type: ignore[arg-type]
+    assert guarded.label == "refuted" and guarded.deciding.unit.passage_id == 3  # the title names the subject
+    assert [j.grounded for j in guarded.judgements] == [False, False, True]  # "Tower" alone is not enough

@@ -118,6 +118,18 @@ def _db(ctx: typer.Context):
     return open_db(_settings(ctx).db_path)
 
 
+def _verifier(spec: str, grounding: bool = True):
+    """The NLI verifier with the grounding guard (evidence must mention the claim's subject)."""
+    from core.verify import Verifier
+    from models.nli import load_nli
+    from models.nlp import SubjectTerms
+
+    return Verifier(load_nli(spec), subject_terms=SubjectTerms() if grounding else None)
+
+
+GROUNDING_HELP = "Only evidence that names the claim's subject (in its text or document title) decides."
+
+
 def raise_input(message: str):
     """Bad command-line input: reported like any other input error (exit code 2)."""
     from core.errors import InputError
@@ -374,18 +386,15 @@ def verify(
     mode: Annotated[str, typer.Option("--mode", "-m", help="Retrieval: bm25, dense or hybrid.")] = "hybrid",
     k: Annotated[int, typer.Option("-k", min=1, max=100, help="Passages to verify against.")] = 10,
     verifier: Annotated[str, typer.Option(help="NLI model: embedded, a local folder or a cached HF id.")] = "embedded",
+    grounding: Annotated[bool, typer.Option(help=GROUNDING_HELP)] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Verify one claim against a knowledge source: verdict, signed support score, evidence."""
     from core.pipeline import verify_claim
-    from core.verify import Verifier
-    from models.nli import load_nli
 
     db = _db(ctx)
     searcher = _searcher(ctx, db, source)
-    result = verify_claim(
-        db, searcher, Verifier(load_nli(verifier)), claim, sources=source, k=k, mode=mode
-    )
+    result = verify_claim(db, searcher, _verifier(verifier, grounding), claim, sources=source, k=k, mode=mode)
     print_verdict(result, as_json)
 
 
@@ -454,11 +463,10 @@ def check(
     k: Annotated[int, typer.Option("-k", min=1, max=100, help="Passages per claim.")] = 10,
     decomposer: Annotated[str, typer.Option(help="Decomposer: rules (atomic claims) or sentence.")] = "rules",
     verifier: Annotated[str, typer.Option(help="NLI model: embedded, a folder or a cached HF id.")] = "embedded",
+    grounding: Annotated[bool, typer.Option(help=GROUNDING_HELP)] = True,
 ) -> None:
     from core.decompose import make_decomposer
     from core.pipeline import Pipeline
-    from core.verify import Verifier
-    from models.nli import load_nli
     from models.nlp import SpacySentenceSplitter
     from store import runs as rq
     from tui.console import err, progress_bar
@@ -477,7 +485,7 @@ def check(
         raise NotFoundError(f"no run {resume} in {settings.db_path}")
     searcher = _searcher(ctx, db, source)
     pipeline = Pipeline(
-        db, make_decomposer(decomposer, SpacySentenceSplitter), searcher, Verifier(load_nli(verifier)),
+        db, make_decomposer(decomposer, SpacySentenceSplitter), searcher, _verifier(verifier, grounding),
         sources=source, k=k, mode=mode,
     )
     sink = out_path.open("w", encoding="utf-8") if out_path else None
@@ -636,8 +644,6 @@ def demo(ctx: typer.Context) -> None:
     wiki-vital source (indexed on first use), then show the evidence search behind it."""
     from core.decompose import make_decomposer
     from core.pipeline import Pipeline
-    from core.verify import Verifier
-    from models.nli import load_nli
     from models.nlp import SpacySentenceSplitter
     from store import runs as rq
     from tui.console import out
@@ -645,7 +651,7 @@ def demo(ctx: typer.Context) -> None:
     db = _db(ctx)
     searcher = _searcher(ctx, db, ["wiki-vital"])
     out.print(f"[bold]claimscope check[/bold] {json.dumps(DEMO_ANSWER)} --source wiki-vital")
-    pipeline = Pipeline(db, make_decomposer("rules", SpacySentenceSplitter), searcher, Verifier(load_nli()),
+    pipeline = Pipeline(db, make_decomposer("rules", SpacySentenceSplitter), searcher, _verifier("embedded"),
                         sources=["wiki-vital"], k=10)
     run_id = pipeline.start(DEMO_ANSWER, "demo")
     pipeline.resume(run_id)
@@ -750,19 +756,18 @@ def eval_verdicts(
     dataset: Annotated[str, typer.Option(help="climate-fever.")] = "climate-fever",
     verifier: Annotated[str, typer.Option(help="NLI model: embedded, a folder or a cached HF id.")] = "embedded",
     limit: Annotated[int | None, typer.Option(help="Only the first N claims.")] = None,
+    grounding: Annotated[bool, typer.Option(help=GROUNDING_HELP)] = True,
     seed: Annotated[int, typer.Option(help="Seed of the fit / held-out split of claims.")] = 0,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
 ) -> None:
     """Claim verdicts (supported / refuted / NEI / conflicting) from several evidence sentences; fits the thresholds."""
     from core.evaluate.verdicts import evaluate_verdicts, format_table
-    from core.verify import Verifier
-    from models.nli import load_nli
     from tui.console import progress_bar
 
     if dataset != "climate-fever":
         raise_input(f"unknown verdict dataset {dataset!r} (supported: climate-fever)")
     with progress_bar() as update:
-        report = evaluate_verdicts(path=path, verifier=Verifier(load_nli(verifier)), seed=seed, limit=limit, progress=update)
+        report = evaluate_verdicts(path=path, verifier=_verifier(verifier, grounding), seed=seed, limit=limit, progress=update)
     sys.stdout.write(format_table(report) + "\n")
     _write_report(report, json_out)
 

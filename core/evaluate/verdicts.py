@@ -32,8 +32,8 @@ GRID = np.round(np.arange(0.30, 0.951, 0.05), 2)
 CONFLICT_GRID = np.round(np.arange(0.50, 0.951, 0.05), 2)
 
 
-def load_climate_fever_claims(path: str | Path) -> list[tuple[str, str, list[str]]]:
-    """(claim, gold verdict, evidence sentences) per claim."""
+def load_climate_fever_claims(path: str | Path) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """(claim, gold verdict, [(evidence sentence, its Wikipedia article title)]) per claim."""
     path = Path(path).expanduser()
     if not path.exists():
         raise InputError("no such file", path)
@@ -44,7 +44,11 @@ def load_climate_fever_claims(path: str | Path) -> list[tuple[str, str, list[str
         if label not in CLIMATE_FEVER_VERDICT:
             raise InputError(f"unknown claim_label {label!r}", path, lineno)
         evidences = _field(obj, "evidences", list, path, lineno)
-        sents = [e.get("evidence") for e in evidences if isinstance(e, dict) and isinstance(e.get("evidence"), str)]
+        sents = [
+            (e["evidence"], str(e.get("article") or ""))
+            for e in evidences
+            if isinstance(e, dict) and isinstance(e.get("evidence"), str)
+        ]
         out.append((claim, CLIMATE_FEVER_VERDICT[label], sents))
     if not out:
         raise InputError("contains no claims", path)
@@ -59,7 +63,7 @@ def evaluate_verdicts(
     claims = load_climate_fever_claims(path)[: limit or None]
     judged: list[list[Judgement]] = []
     for claim, _, sents in claims:
-        passages = [PassageEvidence(i + 1, i + 1, (s,), s) for i, s in enumerate(sents)]
+        passages = [PassageEvidence(i + 1, i + 1, (s,), s, title) for i, (s, title) in enumerate(sents)]
         judged.append(verifier.verify(claim, passages, always_sets=True).judgements)
         if progress:
             progress("claims", 1, len(claims))
@@ -69,7 +73,7 @@ def evaluate_verdicts(
     fit, held = sorted(order[: len(claims) // 2]), sorted(order[len(claims) // 2 :])
 
     def predict(t: Thresholds, idx) -> list[str]:
-        v = Verifier(verifier.nli, t)
+        v = Verifier(verifier.nli, t)  # re-decides stored judgements: grounding flags are already set
         return [v.decide_staged(judged[i]).label for i in idx]
 
     def score(t: Thresholds, idx) -> dict:
@@ -103,6 +107,7 @@ def evaluate_verdicts(
             },
             "fitted": {"thresholds": asdict(best), "fit_macro_f1": best_f1, **score(best, held)},
         },
+        "grounding": verifier.subject_terms is not None,
         "manifest": {"models": {"nli": verifier.nli.ref.manifest()}},
         "timing": {"judge_s": judge_s, "claims_per_s": len(claims) / judge_s if judge_s else None},
     }

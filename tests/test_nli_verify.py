@@ -153,7 +153,7 @@ def test_temperature_softens_and_keeps_argmax():
 class _NameMatchingNLI:
     """Mimics the measured failure: entails whatever shares a place name with the claim."""
 
-    class ref:  # noqa: N801
+    class ref:
         model_id = "scripted"
 
     def predict_long(self, pairs, batch_size=32):

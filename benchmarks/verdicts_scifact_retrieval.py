@@ -1,0 +1,69 @@
+"""Claim verdicts with retrieval (the product's path) on SciFact dev, grounding guard on vs off.
+
+Each dev claim is retrieved for (hybrid, top 5) in a database where the SciFact corpus is
+indexed as source ``scifact``, judged once, then decided with and without the grounding
+guard from the same judgements. Gold: SUPPORT → supported, CONTRADICT → refuted, no
+evidence → not_enough_info.
+
+    python benchmarks/verdicts_scifact_retrieval.py DB ../shared/data/scifact/claims_dev.jsonl [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from core.evaluate.datasets import load_scifact_claims
+from core.evaluate.metrics import accuracy, macro_f1
+from core.pipeline import passage_evidence
+from core.retrieve import Searcher
+from core.verify import Verifier
+from models.embed import load_embedder
+from models.nli import load_nli
+from models.nlp import SubjectTerms
+from store import open_db
+
+LABELS = ("supported", "refuted", "not_enough_info")
+
+
+def main() -> dict:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("db")
+    ap.add_argument("claims")
+    ap.add_argument("-k", type=int, default=5)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    db = open_db(args.db)
+    emb = load_embedder()
+    searcher = Searcher(db, lambda: emb)
+    guarded = Verifier(load_nli(), subject_terms=SubjectTerms())
+    plain = Verifier(guarded.nli, guarded.t)
+    gold, with_guard, without = [], [], []
+    t0 = time.perf_counter()
+    for c in load_scifact_claims(args.claims):
+        labels = {e["label"] for ev in c.evidence.values() for e in ev}
+        gold.append("supported" if "SUPPORT" in labels else "refuted" if "CONTRADICT" in labels else "not_enough_info")
+        hits = searcher.search(c.claim, k=args.k, mode="hybrid", sources=["scifact"])
+        v = guarded.verify(c.claim, passage_evidence(hits), always_sets=True)
+        with_guard.append(v.label)
+        for j in v.judgements:
+            j.grounded = True
+        without.append(plain.decide_staged(v.judgements).label)
+    report = {"n": len(gold), "k": args.k, "seconds": time.perf_counter() - t0,
+              "label_counts": {lab: gold.count(lab) for lab in LABELS}, "thresholds": guarded.t.__dict__}
+    for name, pred in (("grounding", with_guard), ("no_grounding", without)):
+        report[name] = {"accuracy": accuracy(gold, pred), "macro_f1": macro_f1(gold, pred, (*LABELS, "conflicting")),
+                        "predicted": {lab: pred.count(lab) for lab in (*LABELS, "conflicting")}}
+    print(json.dumps(report, indent=2))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(report, fh, indent=2)
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -24,14 +24,12 @@ from core.verify import ClaimVerdict, PassageEvidence, Verifier
 from store import runs as rq
 from store.db import write_tx
 
-EVENT_KINDS = (
-    "run_started", "claim_found", "evidence_found", "verdict_ready", "score_updated",
-    "warning", "error", "run_finished", "run_cancelled",
-)
-
 
 @dataclass(frozen=True)
 class Event:
+    """One step of a run, stored in ``events`` before it is announced. Kinds: run_started,
+    claim_found, evidence_found, verdict_ready, score_updated, run_finished, run_cancelled."""
+
     run_id: int
     kind: str
     payload: dict

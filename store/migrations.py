@@ -222,6 +222,48 @@ def _v5_claim_context(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE claims ADD COLUMN citations TEXT")  # JSON list of [n] markers the claim carried
 
 
+def _v6_annotations_cache(db: sqlite_utils.Database) -> None:
+    """Human annotations beside the model's verdicts, a cache of stage outputs across runs,
+    and the decomposer's original text of a claim the user edited.
+
+    - ``annotations``: a person's (or an imported dataset's) judgement of a claim: ``label`` is
+      the human verdict (supported / refuted / not_enough_info / conflicting) when known,
+      ``judgement`` says whether the model's verdict was ``correct`` or ``wrong``; both are
+      kept apart from the model's verdict so agreement can be computed (seed 002 §4, seed
+      003 §5 report annotator agreement the same way).
+    - ``stage_cache``: one stage's output (JSON) keyed on (stage, the manifest of the models
+      and settings that produced it, sha256 of its input), so the same claim checked again
+      with the same models is never recomputed, in this run or another.
+    - ``claims.original_text``: set when the user edits a claim; the claim is then
+      re-verified alone and the decomposer's text stays on record.
+    """
+    db.execute(
+        """CREATE TABLE annotations (
+            id INTEGER PRIMARY KEY,
+            claim_id INTEGER NOT NULL REFERENCES claims(id) ON DELETE CASCADE,
+            verdict_id INTEGER REFERENCES verdicts(id) ON DELETE SET NULL,
+            label TEXT CHECK (label IS NULL OR label IN ('supported', 'refuted', 'not_enough_info', 'conflicting')),
+            judgement TEXT CHECK (judgement IS NULL OR judgement IN ('correct', 'wrong')),
+            origin TEXT NOT NULL DEFAULT 'user',
+            annotator TEXT,
+            note TEXT,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+        )"""
+    )
+    db.execute("CREATE INDEX annotations_claim ON annotations(claim_id)")
+    db.execute(
+        """CREATE TABLE stage_cache (
+            stage TEXT NOT NULL,
+            manifest_key TEXT NOT NULL,
+            input_sha256 TEXT NOT NULL,
+            output TEXT NOT NULL,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')),
+            PRIMARY KEY (stage, manifest_key, input_sha256)
+        ) WITHOUT ROWID"""
+    )
+    db.execute("ALTER TABLE claims ADD COLUMN original_text TEXT")
+
+
 Migration = tuple[int, str, Callable[[sqlite_utils.Database], None]]
 
 MIGRATIONS: list[Migration] = [
@@ -230,5 +272,6 @@ MIGRATIONS: list[Migration] = [
     (3, "events: the pipeline's stream per run; runs.external_id", _v3_events),
     (4, "embedding_cache: vectors by (model, text hash)", _v4_embedding_cache),
     (5, "claims.note (why not checkable), .context (source sentence), .citations", _v5_claim_context),
+    (6, "annotations (human labels), stage_cache, claims.original_text", _v6_annotations_cache),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

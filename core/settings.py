@@ -7,6 +7,7 @@ config file.
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from dataclasses import dataclass, field, fields, replace
@@ -40,9 +41,81 @@ class Settings:
     rrf_k: int = 60  # reciprocal-rank fusion constant (Cormack et al. 2009)
     chunk_words: int = 128  # ICAT snippet length (seed 004 §5.4)
     chunk_overlap: int = 32  # ICAT snippet overlap (seed 004 §5.4)
+    # Run defaults (the TUI's settings screen edits these; CLI options override them).
+    decomposer: str = "rules"  # rules | sentence | llm
+    verifier: str = "embedded"  # embedded NLI, an HF id / folder, "llm", or a .gguf path
+    llm: str = "embedded"  # GGUF for the LLM decomposer/judge: "embedded" (SmolLM2) or a path
+    mode: str = "hybrid"  # bm25 | dense | hybrid
+    sources: tuple[str, ...] = ()  # empty: every source in the database
+    support_threshold: float = 0.60  # core.verify.Thresholds defaults (fitted on dev data)
+    refute_threshold: float = 0.65
+    conflict_threshold: float = 0.65
+    grounding: bool = True
+    theme: str = "claimscope-dark"
+    keymap: dict = field(default_factory=dict)  # binding id → keys, e.g. {"run": "ctrl+r"}
 
     def with_overrides(self, **kw) -> Settings:
         return replace(self, **{k: v for k, v in kw.items() if v is not None})
+
+
+_KINDS = {f.name: f.type for f in fields(Settings)}
+
+
+def _coerce(key: str, value, path: Path):
+    """The TOML value as the setting's type, or an InputError naming the key and file."""
+    kind = str(_KINDS[key])
+    if key == "db_path":
+        if not isinstance(value, str):
+            raise InputError(f"setting {key!r} must be a string path", path)
+        return Path(value).expanduser()
+    if key == "sources":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise InputError(f"setting {key!r} must be a list of source names", path)
+        return tuple(value)
+    if key == "keymap":
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise InputError(f"setting {key!r} must be a table of binding id = \"keys\"", path)
+        return dict(value)
+    expected = {"int": int, "float": (int, float), "bool": bool, "str": str}[kind]
+    if isinstance(value, bool) and kind != "bool" or not isinstance(value, expected):
+        raise InputError(f"setting {key!r} must be of type {kind}, got {type(value).__name__}", path)
+    return float(value) if kind == "float" else value
+
+
+def _toml_value(value) -> str:
+    """A TOML literal for the scalar, list and table values Settings holds (JSON strings are
+    valid TOML basic strings)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, Path | str):
+        return json.dumps(str(value), ensure_ascii=False)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def save_settings(settings: Settings, path: Path | None = None) -> Path:
+    """Write every setting that differs from the default to the TOML file, atomically (a
+    temp file renamed over the old one), so a crash never leaves a half-written config."""
+    path = path or Path(os.environ.get(ENV_CONFIG) or default_config_path())
+    defaults = Settings()
+    lines = ["# claimscope settings (written by the app; edit freely)"]
+    keymap = {}
+    for f in fields(Settings):
+        value = getattr(settings, f.name)
+        if f.name == "keymap":
+            keymap = value
+        elif value != getattr(defaults, f.name):
+            lines.append(f"{f.name} = {_toml_value(value)}")
+    if keymap:
+        lines += ["", "[keymap]"] + [f"{json.dumps(k)} = {json.dumps(v)}" for k, v in sorted(keymap.items())]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
 
 
 def load_settings(config_path: Path | None = None) -> Settings:
@@ -60,7 +133,7 @@ def load_settings(config_path: Path | None = None) -> Settings:
         for key, value in data.items():
             if key not in known:
                 raise InputError(f"unknown setting {key!r} (known: {', '.join(known)})", path)
-            values[key] = Path(value).expanduser() if key == "db_path" else value
+            values[key] = _coerce(key, value, path)
     if os.environ.get(ENV_DB):
         values["db_path"] = Path(os.environ[ENV_DB]).expanduser()
     if os.environ.get(ENV_EMBEDDER):

@@ -21,6 +21,7 @@ from core.decompose import Decomposer
 from core.errors import InputError, NotFoundError
 from core.retrieve import Hit, Searcher
 from core.verify import ClaimVerdict, PassageEvidence, Verifier
+from store import cache
 from store import runs as rq
 from store.db import write_tx
 
@@ -28,7 +29,9 @@ from store.db import write_tx
 @dataclass(frozen=True)
 class Event:
     """One step of a run, stored in ``events`` before it is announced. Kinds: run_started,
-    claim_found, evidence_found, verdict_ready, score_updated, run_finished, run_cancelled."""
+    claim_found, progress (a claim's stage: retrieving, verifying), evidence_found,
+    verdict_ready, warning, error, claim_edited, score_updated, run_finished, run_cancelled.
+    A payload with ``"cached": true`` came from the stage cache."""
 
     run_id: int
     kind: str
@@ -110,9 +113,12 @@ class Pipeline:
         sources: list[str] | None = None,
         k: int = 10,
         mode: str = "hybrid",
+        use_cache: bool = True,
     ) -> None:
         self.db, self.decomposer, self.searcher, self.verifier = db, decomposer, searcher, verifier
         self.sources, self.k, self.mode = sources, k, mode
+        self.use_cache = use_cache
+        self._manifest_key: str | None = None
 
     def config(self) -> dict[str, Any]:
         return {
@@ -154,13 +160,32 @@ class Pipeline:
                 listener(Event(run_id, "claim_found", {"idx": c.idx, "text": c.text, "span": list(c.span)}, cid))
         return run_id
 
+    def manifest_key(self) -> str:
+        """What determines a claim's evidence and verdict: models (ids and weight hashes),
+        thresholds, grounding, top-k, retrieval mode, sources and their index state. Two
+        claims with the same text under the same key get the same result (stage cache)."""
+        if self._manifest_key is None:
+            from store.sources import list_sources
+
+            index_state = sorted(
+                (s.name, s.n_passages, s.updated_at) for s in list_sources(self.db)
+                if not self.sources or s.name in self.sources
+            )
+            self._manifest_key = cache.key_of({
+                "config": self.config(),
+                "grounding": getattr(self.verifier, "subject_terms", None) is not None,
+                "models": [self.searcher.embedder.ref.manifest(), self.verifier.nli.ref.manifest()],
+                "index": index_state,
+            })
+        return self._manifest_key
+
     def resume(self, run_id: int, listener: Listener | None = None, cancel: threading.Event | None = None) -> dict:
         """Verify every claim of the run not verified yet, then score; returns the scores."""
         run = rq.get_run(self.db, run_id)
         if run is None:
             raise NotFoundError(f"no run {run_id}")
-        nli_id = self.verifier.nli.ref.model_id
-        thresholds = asdict(self.verifier.t)
+        with write_tx(self.db):
+            rq.set_run_status(self.db, run_id, "running")
         for claim in rq.run_claims(self.db, run_id):
             if claim.status == "done" or not claim.checkable:
                 continue
@@ -169,18 +194,95 @@ class Pipeline:
                 with write_tx(self.db):
                     rq.set_run_status(self.db, run_id, "cancelled")
                 raise Cancelled(f"run {run_id} cancelled; resume it to finish")
-            hits = self.searcher.search(claim.text, k=self.k, mode=self.mode, sources=self.sources)
-            verdict = self.verifier.verify(claim.text, passage_evidence(hits))
-            with write_tx(self.db):
-                _store_claim_result(self.db, claim.id, hits, verdict, self.mode, nli_id, thresholds)
-                rq.add_event(self.db, run_id, "evidence_found", {"idx": claim.idx, "passages": len(hits)}, claim.id)
-                rq.add_event(
-                    self.db, run_id, "verdict_ready",
-                    {"idx": claim.idx, "label": verdict.label, "support": verdict.support}, claim.id,
-                )
+            self._verify_one(run_id, claim.id, claim.idx, claim.text, listener)
+        return self.score(run_id, listener)
+
+    def _verify_one(self, run_id: int, claim_id: int, idx: int, text: str, listener: Listener | None) -> None:
+        """Retrieve and verify one claim and store the result in one transaction — or copy
+        the stored result of an identical claim verified under the same manifest key."""
+        key = self.manifest_key() if self.use_cache else None
+        cached = self._from_cache(run_id, claim_id, idx, text, key) if key else None
+        if cached is not None:
             if listener:
-                listener(Event(run_id, "evidence_found", {"idx": claim.idx, "passages": len(hits)}, claim.id))
-                listener(Event(run_id, "verdict_ready", {"idx": claim.idx, "label": verdict.label, "support": verdict.support}, claim.id))
+                for kind, payload in cached:
+                    listener(Event(run_id, kind, payload, claim_id))
+            return
+        try:
+            self._emit(listener, run_id, "progress", {"idx": idx, "stage": "retrieving"}, claim_id)
+            hits = self.searcher.search(text, k=self.k, mode=self.mode, sources=self.sources)
+            if not hits:
+                self._emit(listener, run_id, "warning", {"idx": idx, "message": "no evidence found in the sources"}, claim_id)
+            self._emit(listener, run_id, "progress", {"idx": idx, "stage": "verifying", "passages": len(hits)}, claim_id)
+            verdict = self.verifier.verify(text, passage_evidence(hits))
+        except Exception as exc:
+            self._emit(listener, run_id, "error", {"idx": idx, "message": f"{type(exc).__name__}: {exc}"}, claim_id)
+            with write_tx(self.db):
+                rq.set_claim_status(self.db, claim_id, "error")
+            raise
+        found = {"idx": idx, "passages": len(hits)}
+        ready = {"idx": idx, "label": verdict.label, "support": verdict.support}
+        with write_tx(self.db):
+            _store_claim_result(
+                self.db, claim_id, hits, verdict, self.mode, self.verifier.nli.ref.model_id, asdict(self.verifier.t)
+            )
+            rq.add_event(self.db, run_id, "evidence_found", found, claim_id)
+            rq.add_event(self.db, run_id, "verdict_ready", ready, claim_id)
+            if key is not None:
+                cache.put(self.db, "verify", key, text, {"claim_id": claim_id})
+        if listener:
+            listener(Event(run_id, "evidence_found", found, claim_id))
+            listener(Event(run_id, "verdict_ready", ready, claim_id))
+
+    def _from_cache(self, run_id: int, claim_id: int, idx: int, text: str, key: str) -> list[tuple[str, dict]] | None:
+        """Copy the stored result of the same claim text verified under ``key``, in one
+        transaction with its events; None on a miss (or when that claim was deleted since)."""
+        hit = cache.get(self.db, "verify", key, text)
+        if hit is None or hit["claim_id"] == claim_id:
+            return None
+        with write_tx(self.db):
+            if not cache.copy_claim_result(self.db, hit["claim_id"], claim_id):
+                return None
+            rq.set_claim_status(self.db, claim_id, "done")
+            label, support = self.db.execute(
+                "SELECT label, support FROM verdicts WHERE claim_id = ? ORDER BY id DESC LIMIT 1", [claim_id]
+            ).fetchone()
+            n = self.db.execute("SELECT count(*) FROM evidence WHERE claim_id = ?", [claim_id]).fetchone()[0]
+            events = [
+                ("evidence_found", {"idx": idx, "passages": n, "cached": True}),
+                ("verdict_ready", {"idx": idx, "label": label, "support": support, "cached": True}),
+            ]
+            for kind, payload in events:
+                rq.add_event(self.db, run_id, kind, payload, claim_id)
+        return events
+
+    def reverify_claim(self, claim_id: int, text: str, listener: Listener | None = None) -> dict:
+        """The user edited a claim: store the new text (the decomposer's stays in
+        ``original_text``; the old verdict is kept in the ``claim_edited`` event), verify
+        only that claim, and rescore the run. Returns the run's scores."""
+        text = text.strip()
+        if not text:
+            raise InputError("the edited claim is empty")
+        row = self.db.execute("SELECT run_id, idx, text, original_text FROM claims WHERE id = ?", [claim_id]).fetchone()
+        if row is None:
+            raise NotFoundError(f"no claim {claim_id}")
+        run_id, idx, old_text, original = row
+        old = self.db.execute(
+            "SELECT label, support FROM verdicts WHERE claim_id = ? ORDER BY id DESC LIMIT 1", [claim_id]
+        ).fetchone()
+        payload = {"idx": idx, "old_text": old_text, "text": text, "old_label": old[0] if old else None,
+                   "old_support": old[1] if old else None}
+        with write_tx(self.db):
+            self.db.execute("DELETE FROM verdicts WHERE claim_id = ?", [claim_id])
+            self.db.execute("DELETE FROM judgements WHERE claim_id = ?", [claim_id])
+            self.db.execute("DELETE FROM evidence WHERE claim_id = ?", [claim_id])
+            self.db.execute(
+                "UPDATE claims SET text = ?, original_text = ?, checkable = 1, note = NULL, status = 'pending' WHERE id = ?",
+                [text, original if original is not None else old_text, claim_id],
+            )
+            rq.add_event(self.db, run_id, "claim_edited", payload, claim_id)
+        if listener:
+            listener(Event(run_id, "claim_edited", payload, claim_id))
+        self._verify_one(run_id, claim_id, idx, text, listener)
         return self.score(run_id, listener)
 
     def score(self, run_id: int, listener: Listener | None = None) -> dict:

@@ -77,7 +77,7 @@ def _coerce(key: str, value, path: Path):
             raise InputError(f"setting {key!r} must be a table of binding id = \"keys\"", path)
         return dict(value)
     expected = {"int": int, "float": (int, float), "bool": bool, "str": str}[kind]
-    if isinstance(value, bool) and kind != "bool" or not isinstance(value, expected):
+    if (isinstance(value, bool) and kind != "bool") or not isinstance(value, expected):
         raise InputError(f"setting {key!r} must be of type {kind}, got {type(value).__name__}", path)
     return float(value) if kind == "float" else value
 

@@ -7,6 +7,7 @@ import threading
 import pytest
 
 from core.decompose import SentenceDecomposer
+from core.errors import InputError
 from core.pipeline import Cancelled, Pipeline, factual_precision, verify_claim
 from core.retrieve import Searcher
 from core.verify import Verifier
@@ -104,3 +105,80 @@ def test_verdict_threshold_fit_never_fits_worse_than_the_defaults(data_dir, tiny
     assert t["conflict"] >= max(t["support"], t["refute"])
     assert set(default["confusion"]) == set(VERDICTS)
     assert sum(sum(row.values()) for row in default["confusion"].values()) == 5
+
+
+class CountingVerifier(Verifier):
+    """The real verifier, counting its calls (to prove a cache hit makes none)."""
+
+    calls = 0
+
+    def verify(self, claim, evidence):
+        self.calls += 1
+        return super().verify(claim, evidence)
+
+
+def test_stage_cache_reuses_verified_claims_across_runs(mini_db, embedder, splitter, tiny_nli_dir):
+    verifier = CountingVerifier(load_nli(str(tiny_nli_dir)))
+    pipe = Pipeline(mini_db, SentenceDecomposer(splitter), Searcher(mini_db, lambda: embedder), verifier, k=4)
+    first = pipe.start(TEXT + " Vitamin D deficiency is common.")
+    pipe.resume(first)
+    calls = verifier.calls
+    assert calls == 4
+    seen = []
+    second = pipe.start(TEXT)
+    pipe.resume(second, seen.append)
+    assert verifier.calls == calls  # every claim came from the cache
+    ready = [e for e in seen if e.kind == "verdict_ready"]
+    assert len(ready) == 3 and all(e.payload["cached"] for e in ready)
+    a = rq.run_results(mini_db, first)[:3]
+    b = rq.run_results(mini_db, second)
+    assert [(x["verdict"], x["support"], x["evidence"]) for x in a] == [(x["verdict"], x["support"], x["evidence"]) for x in b]
+    # a different top-k is a different manifest key: computed afresh
+    other = Pipeline(mini_db, SentenceDecomposer(splitter), Searcher(mini_db, lambda: embedder), verifier, k=2)
+    other.resume(other.start(TEXT))
+    assert verifier.calls == calls + 3
+
+
+def test_edited_claim_is_reverified_alone(mini_db, embedder, splitter, tiny_nli_dir):
+    verifier = CountingVerifier(load_nli(str(tiny_nli_dir)))
+    pipe = Pipeline(mini_db, SentenceDecomposer(splitter), Searcher(mini_db, lambda: embedder), verifier, k=3,
+                    use_cache=False)
+    run_id = pipe.start(TEXT)
+    pipe.resume(run_id)
+    before = {c.idx: c for c in rq.run_claims(mini_db, run_id)}
+    verdict_ids = {idx: mini_db.execute("SELECT id FROM verdicts WHERE claim_id = ?", [c.id]).fetchall()
+                   for idx, c in before.items()}
+    calls = verifier.calls
+    seen = []
+    pipe.reverify_claim(before[1].id, "  KLF4 is expressed in vascular smooth muscle cells. ", seen.append)
+    assert verifier.calls == calls + 1
+    after = {c.idx: c for c in rq.run_claims(mini_db, run_id)}
+    assert after[1].text == "KLF4 is expressed in vascular smooth muscle cells." and after[1].status == "done"
+    row = mini_db.execute("SELECT original_text FROM claims WHERE id = ?", [before[1].id]).fetchone()
+    assert row[0] == before[1].text
+    for idx in (0, 2):  # the other claims' verdicts are untouched
+        assert mini_db.execute("SELECT id FROM verdicts WHERE claim_id = ?", [before[idx].id]).fetchall() == verdict_ids[idx]
+    assert len(mini_db.execute("SELECT id FROM verdicts WHERE claim_id = ?", [before[1].id]).fetchall()) == 1
+    edited = next(e for e in seen if e.kind == "claim_edited")
+    assert edited.payload["old_text"] == before[1].text and edited.payload["old_label"] == before[1].verdict
+    assert [e.kind for e in seen][-2:] == ["score_updated", "run_finished"]
+    with pytest.raises(InputError):
+        pipe.reverify_claim(before[1].id, "   ")
+
+
+def test_failing_stage_is_stored_as_error_and_resumes(mini_db, embedder, splitter, tiny_nli_dir):
+    class Failing(Verifier):
+        def verify(self, claim, evidence):
+            raise RuntimeError("model exploded")
+
+    searcher = Searcher(mini_db, lambda: embedder)
+    bad = Pipeline(mini_db, SentenceDecomposer(splitter), searcher, Failing(load_nli(str(tiny_nli_dir))), use_cache=False)
+    run_id = bad.start(TEXT)
+    with pytest.raises(RuntimeError):
+        bad.resume(run_id)
+    err = mini_db.execute("SELECT payload FROM events WHERE run_id = ? AND kind = 'error'", [run_id]).fetchone()
+    assert "model exploded" in err[0]
+    assert [c.status for c in rq.run_claims(mini_db, run_id)] == ["error", "pending", "pending"]
+    good = Pipeline(mini_db, SentenceDecomposer(splitter), searcher, Verifier(load_nli(str(tiny_nli_dir))), use_cache=False)
+    good.resume(run_id)
+    assert all(c.status == "done" for c in rq.run_claims(mini_db, run_id))

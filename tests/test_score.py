@@ -1,0 +1,200 @@
+"""Scores (core/score.py) on hand-computed fixtures: FActScore precision with abstentions,
+ICAT factuality / coverage / ICAT-β (seed 004 §5.3), aspects, the alignment validator."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.errors import InputError
+from core.score import (
+    AlignmentOutputError,
+    Aspect,
+    ClaimOutcome,
+    align_by_embedding,
+    align_by_source_labels,
+    align_llm,
+    alignment_prompt,
+    answer_precision,
+    aspects_from_list,
+    aspects_prompt,
+    batch_icat,
+    batch_precision,
+    coverage,
+    coverage_matrix,
+    factual_precision,
+    generate_aspects,
+    icat_beta,
+    icat_detail,
+    icat_score,
+    parse_aspects,
+    run_scores,
+    validate_alignment,
+)
+
+ASPECTS = [Aspect(1, "history"), Aspect(2, "economy"), Aspect(3, "climate"), Aspect(4, "population")]
+
+
+def test_factual_precision_icat_convention():
+    assert factual_precision(["supported", "refuted", "supported", "not_enough_info"]) == 0.5
+    assert factual_precision([]) == 0.0
+
+
+def test_answer_precision_counts_abstentions_apart():
+    a = answer_precision([
+        ClaimOutcome(True, "supported"), ClaimOutcome(True, "refuted"), ClaimOutcome(True, "supported"),
+        ClaimOutcome(False, None, "abstention"), ClaimOutcome(False, None, "opinion"), ClaimOutcome(True, None),
+    ])
+    assert a.precision == pytest.approx(2 / 3)  # the pending claim is not in the denominator
+    assert (a.supported, a.checkable, a.pending, a.abstentions, a.not_checkable) == (2, 3, 1, 1, 2)
+    assert not a.abstained
+
+
+def test_only_abstentions_get_no_precision_and_leave_the_batch_mean():
+    only = answer_precision([ClaimOutcome(False, None, "abstention"), ClaimOutcome(False, None, "abstention")])
+    assert only.precision is None and only.abstained and only.abstentions == 2
+    full = answer_precision([ClaimOutcome(True, "supported"), ClaimOutcome(True, "not_enough_info")])
+    none = answer_precision([ClaimOutcome(True, "refuted")])
+    b = batch_precision([only, full, none])
+    assert b.mean == pytest.approx((0.5 + 0.0) / 2)  # FActScore: mean over responding answers
+    assert b.micro == pytest.approx(1 / 3)
+    assert b.responding == pytest.approx(2 / 3) and b.abstained == 1 and b.answers == 3
+    assert batch_precision([only]).mean is None
+
+
+def test_icat_beta_hand_computed():
+    assert icat_beta(0.5, 0.25) == pytest.approx(2 * 0.5 * 0.25 / 0.75)  # 1/3
+    assert icat_beta(0.5, 0.25, beta=2) == pytest.approx(5 * 0.125 / 2.25)  # 0.2778: coverage weighs more
+    assert icat_beta(0.5, 0.25, beta=0.5) == pytest.approx(1.25 * 0.125 / 0.375)  # 0.4167
+    assert icat_beta(0.5, 0.25, beta=0) == pytest.approx(0.5)  # β = 0 → factuality
+    assert icat_beta(0.0, 0.0) == 0.0 and icat_beta(0.7, 0.0) == 0.0
+    # seed 004 §5.3: GPT-4 web row of Table 3, H(0.748, 0.551) = 0.635 (0.634 reported)
+    assert icat_beta(0.748, 0.551) == pytest.approx(0.6346, abs=5e-4)
+    for bad in (-1, float("nan"), float("inf")):
+        with pytest.raises(InputError, match="beta"):
+            icat_beta(0.5, 0.5, bad)
+
+
+def test_coverage_counts_only_supported_claims():
+    # claims: 0 supported → {1}; 1 refuted → {2}; 2 supported → {1, 3}; 3 supported → {}
+    supported = [True, False, True, True]
+    alignment = {0: {1}, 1: {2}, 2: {1, 3}}
+    s = icat_score(supported, alignment, ASPECTS)
+    assert s.factuality == pytest.approx(0.75)
+    assert s.coverage == pytest.approx(2 / 4)  # aspects 1 and 3; aspect 2 only via a refuted claim
+    assert s.icat == pytest.approx(2 * 0.75 * 0.5 / 1.25)  # 0.6
+    assert s.covered == (1, 3) and s.gaps == (2, 4)
+    assert icat_score(supported, alignment, ASPECTS, beta=2).icat == pytest.approx(5 * 0.375 / (4 * 0.75 + 0.5))
+
+
+def test_all_unsupported_and_empty_aspect_sets():
+    s = icat_score([False, False], {0: {1}, 1: {2}}, ASPECTS)
+    assert (s.factuality, s.coverage, s.icat) == (0.0, 0.0, 0.0) and s.gaps == (1, 2, 3, 4)
+    e = icat_score([True, True], {0: {1}}, [])
+    assert (e.factuality, e.coverage, e.icat, e.aspects) == (1.0, 0.0, 0.0, 0)
+    assert coverage([], []) == 0.0 and coverage([{9}], [1, 2]) == 0.0  # an unknown aspect id never counts
+    z = icat_score([], {}, ASPECTS)
+    assert (z.factuality, z.icat) == (0.0, 0.0)
+
+
+def test_batch_icat_reports_macro_and_f_of_means():
+    a = icat_score([True, True], {0: {1, 2, 3, 4}}, ASPECTS)  # F 1, C 1 → 1
+    b = icat_score([True, False], {}, ASPECTS)  # F .5, C 0 → 0
+    bi = batch_icat([a, b])
+    assert bi.icat_macro == pytest.approx(0.5)
+    assert bi.icat_of_means == pytest.approx(icat_beta(0.75, 0.5))  # 0.6: not the same figure
+    assert batch_icat([]).responses == 0
+
+
+def test_coverage_matrix_marks_gaps_and_uncounted_alignments():
+    m = coverage_matrix(ASPECTS[:2], ["a", "b"], [True, False], {0: {1}, 1: {2}})
+    assert m.cells[0][0].counts and m.cells[1][1].aligned and not m.cells[1][1].counts
+    assert m.gaps == (2,)
+
+
+def test_aspects_from_list_and_llm_output():
+    assert [a.text for a in aspects_from_list([" Early  life ", "", "early life", "Career"])] == ["Early life", "Career"]
+    with pytest.raises(InputError):
+        aspects_from_list(["x"], origin="nowhere")
+    raw = "Sure, here:\n" + "\n".join(f'{{"topic": "t{i}"}}' for i in range(12)) + '\n{"topic": broken\n{"other": 1}'
+    parsed = parse_aspects(raw)
+    assert [a.text for a in parsed] == [f"t{i}" for i in range(10)] and parsed[0].origin == "llm"
+    assert [a.id for a in parse_aspects([{"topic": "a"}, {"topic": 3}, {"topic": "b"}])] == [1, 2]
+    assert "up to 10" in aspects_prompt("q") and '"q"' in aspects_prompt("q")
+
+
+def test_alignment_validator_rejects_unknown_ids():
+    raw = [
+        {"topic_id": 1, "evidence": [1, 2]},
+        {"topic_id": 9, "evidence": [1]},  # unknown aspect
+        {"topic_id": 1, "evidence": [2]},  # repeated aspect
+        {"topic_id": 2, "evidence": []},  # no evidence
+        {"topic_id": 3, "evidence": [3, 7]},  # fact 7 does not exist (3 facts listed)
+        {"topic_id": 4, "evidence": [0, 5]},  # no valid fact at all
+    ]
+    al = validate_alignment(raw, [1, 2, 3, 4], n_facts=3)
+    assert al.claim_aspects == {0: {1}, 1: {1}, 2: {3}}
+    assert len(al.rejected) == 5 and any("unknown aspect id 9" in r for r in al.rejected)
+    with pytest.raises(AlignmentOutputError, match="unknown aspect id 9"):
+        validate_alignment(raw, [1, 2, 3, 4], n_facts=3, strict=True)
+    text = 'here you go\n{"topic_id": 2, "evidence": [1]}\n{"topic_id": "3", "evidence": [2]}\nnot json'
+    assert validate_alignment(text, [1, 2, 3], n_facts=2).claim_aspects == {0: {2}, 1: {3}}
+
+
+class FakeLLM:
+    """Stands in for models/llm.py: records prompts, answers with canned JSON."""
+
+    def __init__(self, answer):
+        self.answer, self.prompts = answer, []
+
+    def generate_json(self, prompt, schema):
+        self.prompts.append((prompt, schema))
+        return self.answer
+
+
+def test_llm_alignment_lists_only_supported_claims_and_maps_back():
+    llm = FakeLLM([{"topic_id": 2, "evidence": [2]}, {"topic_id": 1, "evidence": [1, 3]}])
+    claims = ["A grew.", "B fell.", "C rose."]
+    al = align_llm(llm, "q", ASPECTS, claims, [True, False, True])
+    prompt = llm.prompts[0][0]
+    assert "1 : A grew." in prompt and "2 : C rose." in prompt and "B fell." not in prompt
+    assert al.claim_aspects == {0: {1}, 2: {2}}
+    assert any("[3]" in r for r in al.rejected)  # fact 3 is out of range: only 2 were listed
+    assert alignment_prompt("q", ASPECTS, ["x"]).count(" : ") == 5
+    assert align_llm(llm, "q", ASPECTS, claims, [False] * 3).claim_aspects == {}
+    assert [a.text for a in generate_aspects(FakeLLM('{"topic": "x"}\n{"topic": "y"}'), "q")] == ["x", "y"]
+
+
+def test_source_label_alignment_icat_m():
+    al = align_by_source_labels({0: ["Climate", "misc"], 2: ["economy"]}, ASPECTS)
+    assert al.claim_aspects == {0: {3}, 2: {2}} and al.method == "source"
+
+
+def test_embedding_alignment_on_real_model(embedder):
+    aspects = aspects_from_list(["history of the city", "economy", "climate", "population", "famous landmarks"])
+    claims = ["Paris has a temperate oceanic climate.", "About 2.1 million people live in Paris.",
+              "Photosynthesis converts light into chemical energy."]
+    al = align_by_embedding(embedder.encode, aspects, claims, query="Paris")
+    assert al.claim_aspects.get(0) == {3} and al.claim_aspects.get(1) == {4}
+    assert 2 not in al.claim_aspects  # off-topic: below the threshold
+
+
+def test_run_scores_recompute_icat_from_stored_detail():
+    results = [
+        {"idx": 0, "checkable": True, "verdict": "supported", "note": None},
+        {"idx": 1, "checkable": False, "verdict": None, "note": "abstention"},
+        {"idx": 2, "checkable": True, "verdict": "refuted", "note": None},
+        {"idx": 3, "checkable": True, "verdict": "supported", "note": None},
+    ]
+    from core.score import Alignment
+
+    detail = icat_detail("q", ASPECTS, Alignment({0: {1}, 2: {2}, 3: {2, 3}}, "user"), results, beta=1)
+    assert detail["alignment"]["claim_aspects"] == {"0": [1], "2": [2], "3": [2, 3]}  # by claim idx
+    scores = run_scores(results, {"icat": {"value": None, "detail": detail}})
+    fp_value, fp = scores["factual_precision"]
+    assert fp_value == pytest.approx(2 / 3) and fp["abstentions"] == 1 and fp["verified"] == 3
+    icat_value, icat = scores["icat"]
+    assert icat["coverage"] == pytest.approx(3 / 4) and icat["factuality"] == pytest.approx(2 / 3)
+    assert icat_value == pytest.approx(icat_beta(2 / 3, 0.75)) and icat["gaps"] == [4]
+    results[3]["verdict"] = "not_enough_info"  # a verdict changes: coverage follows, no model call
+    assert run_scores(results, {"icat": {"detail": detail}})["icat"][1]["coverage"] == pytest.approx(1 / 4)
+    assert "icat" not in run_scores(results, {})

@@ -42,11 +42,12 @@ class SentenceDecomposer:
         return [Claim(i, text[s:e], (s, e)) for i, (s, e) in enumerate(spans)]
 
 
-DECOMPOSERS = ("rules", "sentence")
+DECOMPOSERS = ("rules", "sentence", "llm")
 
 
-def make_decomposer(name: str, splitter_factory) -> Decomposer:
-    """``rules`` (default: deterministic atomic claims) or ``sentence``."""
+def make_decomposer(name: str, splitter_factory, llm_spec: str | None = None) -> Decomposer:
+    """``rules`` (default: deterministic atomic claims), ``sentence``, or ``llm`` (a GGUF model,
+    ``llm_spec``: ``embedded`` or a path; core/decompose_llm.py)."""
     from core.errors import InputError
 
     if name == "sentence":
@@ -55,4 +56,9 @@ def make_decomposer(name: str, splitter_factory) -> Decomposer:
         from core.decompose_rules import RulesDecomposer
 
         return RulesDecomposer()
+    if name == "llm":
+        from core.decompose_llm import LLMDecomposer
+        from models.llm import load_llm
+
+        return LLMDecomposer(load_llm(llm_spec))
     raise InputError(f"unknown decomposer {name!r} (available: {', '.join(DECOMPOSERS)})")

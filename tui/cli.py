@@ -119,12 +119,20 @@ def _db(ctx: typer.Context):
 
 
 def _verifier(spec: str, grounding: bool = True):
-    """The NLI verifier with the grounding guard (evidence must mention the claim's subject)."""
+    """The verifier with the grounding guard (evidence must mention the claim's subject):
+    an NLI cross-encoder, or an LLM judge for ``llm`` / a ``.gguf`` path (models/llm_judge.py)."""
     from core.verify import Verifier
-    from models.nli import load_nli
     from models.nlp import SubjectTerms
 
-    return Verifier(load_nli(spec), subject_terms=SubjectTerms() if grounding else None)
+    if spec.strip().lower() == "llm" or spec.strip().lower().endswith(".gguf"):
+        from models.llm_judge import load_llm_judge
+
+        nli = load_llm_judge(spec)
+    else:
+        from models.nli import load_nli
+
+        nli = load_nli(spec)
+    return Verifier(nli, subject_terms=SubjectTerms() if grounding else None)
 
 
 GROUNDING_HELP = "Only evidence that names the claim's subject (in its text or document title) decides."
@@ -346,30 +354,44 @@ def print_hits(hits, mode: str, as_json: bool, searcher) -> None:
 @app.command()
 @handle_errors
 def decompose(
-    text: Annotated[str, typer.Argument(help="The text to split into claims.")],
-    decomposer: Annotated[str, typer.Option(help="rules (atomic, decontextualised) or sentence.")] = "rules",
+    text: Annotated[str | None, typer.Argument(help="The text to split into claims.")] = None,
+    decomposer: Annotated[str, typer.Option(help="rules (atomic, decontextualised), sentence, or llm (GGUF model).")] = "rules",
+    jsonl: Annotated[Path | None, typer.Option(help="Batch: one JSON object per line with 'text' and optional 'id'; JSONL out.")] = None,
+    llm: Annotated[str, typer.Option(help="GGUF model for --decomposer llm: embedded or a path to a .gguf file.")] = "embedded",
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per claim.")] = False,
 ) -> None:
     """Split a text into claims, each with its character span; questions, abstentions,
-    opinions and advice are kept but marked not checkable."""
+    opinions and advice are kept but marked not checkable. With --jsonl, every input line
+    gives one output line per claim, tagged with the input's id."""
     from rich.text import Text
 
     from core.decompose import make_decomposer
     from models.nlp import SpacySentenceSplitter
-    from tui.console import out
+    from tui.console import err, out
 
-    if not text.strip():
+    if (text is None) == (jsonl is None):
+        raise_input("give either a text or --jsonl FILE")
+    if text is not None and not text.strip():
         raise_input("the text is empty")
-    for c in make_decomposer(decomposer, SpacySentenceSplitter).decompose(text):
-        if as_json:
-            sys.stdout.write(json.dumps({"idx": c.idx, "text": c.text, "span": list(c.span),
-                                         "checkable": c.checkable, "note": c.note}) + "\n")
-            continue
-        line = Text(f"{c.idx + 1:>3}. ")
-        line.append(c.text, style="" if c.checkable else "dim")
-        if not c.checkable:
-            line.append(f"  [not checkable: {c.note}]", style="yellow")
-        out.print(line)
+    items = _check_inputs(None, None, jsonl) if jsonl is not None else [(None, text)]
+    dec = make_decomposer(decomposer, SpacySentenceSplitter, llm_spec=llm)
+    for ext_id, body in items:
+        claims = dec.decompose(body)
+        for warning in getattr(dec, "warnings", []):
+            err.print(f"claimscope: warning: {'input ' + str(ext_id) + ': ' if ext_id else ''}{warning}", markup=False)
+        for c in claims:
+            if as_json or jsonl is not None:
+                obj = {"idx": c.idx, "text": c.text, "span": list(c.span), "checkable": c.checkable,
+                       "note": c.note, "context": c.context}
+                sys.stdout.write(json.dumps({"id": ext_id, **obj} if jsonl is not None else obj) + "\n")
+                continue
+            line = Text(f"{c.idx + 1:>3}. ")
+            line.append(c.text, style="" if c.checkable else "dim")
+            if not c.checkable:
+                line.append(f"  [not checkable: {c.note}]", style="yellow")
+            elif c.note:
+                line.append(f"  [{c.note}]", style="dim")
+            out.print(line)
 
 
 # ---------------------------------------------------------------- verify
@@ -776,28 +798,32 @@ def eval_verdicts(
 @handle_errors
 def eval_decompose(
     ctx: typer.Context,
-    dataset: Annotated[str, typer.Option(help="factscore or factcheck-gpt.")],
-    path: Annotated[Path, typer.Option(help="The dataset JSONL.")],
-    decomposers: Annotated[str, typer.Option(help="Comma-separated: sentence,rules.")] = "sentence,rules",
+    path: Annotated[list[Path], typer.Option(help="A dataset JSONL; repeat --path to run several files in one go.")],
+    dataset: Annotated[str, typer.Option(help="factscore, factcheck-gpt, or auto (detected per file).")] = "auto",
+    decomposers: Annotated[str, typer.Option(help="Comma-separated: sentence,rules,llm.")] = "sentence,rules",
     match: Annotated[str, typer.Option(help="Claim matching: nli (bidirectional entailment) or embedding.")] = "nli",
     verifier: Annotated[str, typer.Option(help="NLI model for --match nli.")] = "embedded",
-    limit: Annotated[int | None, typer.Option(help="Only the first N answers.")] = None,
+    llm: Annotated[str, typer.Option(help="GGUF model of the llm decomposer: embedded or a .gguf path.")] = "embedded",
+    limit: Annotated[int | None, typer.Option(help="Only the first N answers of each file.")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
 ) -> None:
     """Precision, recall and F1 of produced claims against human atomic claims; claims and ms per sentence."""
     from core.decompose import make_decomposer
-    from core.evaluate.decompose import evaluate_decompose, format_table
+    from core.evaluate.decompose import evaluate_decompose, evaluate_decompose_sets, format_table
     from models.nli import load_nli
     from models.nlp import SpacySentenceSplitter
     from tui.console import progress_bar
 
     settings = _settings(ctx)
-    decs = {n.strip(): make_decomposer(n.strip(), SpacySentenceSplitter) for n in decomposers.split(",") if n.strip()}
+    decs = {n.strip(): make_decomposer(n.strip(), SpacySentenceSplitter, llm_spec=llm) for n in decomposers.split(",") if n.strip()}
     matcher = load_nli(verifier) if match == "nli" else _embedder_factory(settings.embedder)()
     with progress_bar() as update:
-        report = evaluate_decompose(
-            dataset=dataset, path=path, decomposers=decs, matcher=matcher, method=match, limit=limit, progress=update,
-        )
+        if len(path) == 1:
+            report = evaluate_decompose(dataset=dataset, path=path[0], decomposers=decs, matcher=matcher, method=match,
+                                        limit=limit, progress=update)
+        else:
+            report = evaluate_decompose_sets(sets=[(dataset, p) for p in path], decomposers=decs, matcher=matcher,
+                                             method=match, limit=limit, progress=update)
     sys.stdout.write(format_table(report) + "\n")
     _write_report(report, json_out)
 

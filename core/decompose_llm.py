@@ -1,0 +1,262 @@
+"""The ``llm`` decomposer: atomic facts from a local LLM, guarded against invention.
+
+Prompt: FActScore / ICAT style (seed 004 §5.5: "give all the mentioned atomic fact
+sentences, one per line … decontextualized with resolved pronouns … self-explanatory";
+seed 002 §3.6: "Segment the given sentence into individual facts", few-shot Sentence →
+Facts). Each fact comes in the two forms of seed 003's DnD decomposition (§4.2 step 4):
+``fact`` as it reads in its sentence (contextualised) and ``standalone`` (decontextualised,
+pronouns resolved). The answer is grammar-constrained JSON (models/llm.py), one list item
+per fact — the JSON analogue of "one fact per line".
+
+The answer is processed sentence by sentence (spaCy sentences), so each claim keeps the
+character span of its source sentence; the sentence's context (the answer's first sentence
+and the one before it) is shown so pronouns can be resolved. Both are fenced as data.
+
+Guards (models.md §4.3: SmolLM2-135M copies few-shot facts and invents others):
+- **invented claims are dropped** — see :func:`invented_words`: a standalone claim is kept
+  only if every content word (lower-cased word tokens minus stop words) occurs in the source
+  sentence or its context, after light suffix normalisation ("appeared" ~ "appear", "films"
+  ~ "film"), and every number occurs there exactly;
+- duplicates are merged (same content words, any order or case);
+- check-worthiness comes from the rules module (questions, abstentions, opinions, advice are
+  kept whole and marked not checkable, never sent to the LLM);
+- fallback to ``rules``: when the LLM cannot run (load failure, prompt too long, unusable
+  output) or nothing it wrote for a checkable sentence survives the guard, that sentence's
+  claims come from the rules decomposer, with a ``note`` saying so, and a line is added to
+  :attr:`LLMDecomposer.warnings` for the caller to show.
+
+A claim's ``text`` is the standalone form; ``context`` holds the contextualised form (the
+source sentence itself is ``input[span]``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+
+from core.decompose import Claim, Decomposer
+from core.decompose_rules import check_worthiness
+from core.text import STOPWORDS, words
+from models.llm import FENCE_RULE, LLMOutputError, Message, fence
+from models.registry import ModelError
+
+MAX_FACTS = 8
+FACT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "facts": {
+            "type": "array", "minItems": 1, "maxItems": MAX_FACTS,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "fact": {"type": "string", "minLength": 3, "maxLength": 240},
+                    "standalone": {"type": "string", "minLength": 3, "maxLength": 240},
+                },
+                "required": ["fact", "standalone"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["facts"],
+    "additionalProperties": False,
+}
+
+SYSTEM = (
+    "You split a sentence into atomic facts. " + FENCE_RULE + " "
+    "Give every fact the sentence states, one per item, each as short as possible: "
+    "'fact' as it reads in the sentence, 'standalone' decontextualised with pronouns resolved "
+    "(don't use 'he', 'she', 'it', 'this' or 'that': name the actual person or thing) so it is "
+    "self-explanatory without any context. Use only words from the sentence and its context."
+)
+# Few-shot pairs (seed 002 §3.6 / FActScore style): invented people and places, so a copied
+# example fact can never pass the invented-claim guard on real input.
+_SHOTS = (
+    ("Tom Brennan is a Welsh potter.",
+     "Brennan was born in 1962 in Cardiff and studied ceramics in Leeds.",
+     [("Brennan was born in 1962.", "Tom Brennan was born in 1962."),
+      ("Brennan was born in Cardiff.", "Tom Brennan was born in Cardiff."),
+      ("Brennan studied ceramics in Leeds.", "Tom Brennan studied ceramics in Leeds.")]),
+    ("The Varna Bridge opened in 1931.",
+     "It is 340 metres long, and it crosses the Ros River.",
+     [("It is 340 metres long.", "The Varna Bridge is 340 metres long."),
+      ("It crosses the Ros River.", "The Varna Bridge crosses the Ros River.")]),
+)
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ed", "es", "s", "ly")
+
+
+def _stem(word: str) -> str:
+    """Light suffix stripping: enough to match "appeared"/"appear", "films"/"film"."""
+    for suf in _SUFFIXES:
+        if len(word) - len(suf) >= 3 and word.endswith(suf):
+            return word[: -len(suf)]
+    return word
+
+
+def invented_words(claim: str, source: str) -> list[str]:
+    """Words of ``claim`` that its ``source`` (sentence + context) does not contain.
+
+    The rule: every number in the claim must occur in the source as the same number; every
+    other content word (``core.text.words`` minus ``STOPWORDS``) must occur in the source
+    exactly, or with the same light stem (:func:`_stem`). A claim with any such word is
+    invented: the paraphrase cost (e.g. "many" for "numerous" is dropped) is accepted so that
+    a swapped entity, date or predicate never gets through.
+    """
+    src_words = set(words(source))
+    src_stems = {_stem(w) for w in src_words}
+    src_numbers = set(_NUMBER.findall(source))
+    missing = []
+    for n in _NUMBER.findall(claim):
+        if n not in src_numbers:
+            missing.append(n)
+    for w in words(claim):
+        if w in STOPWORDS or w.isdigit() or w in src_words or _stem(w) in src_stems:
+            continue
+        if _NUMBER.fullmatch(w):
+            continue  # numbers were checked above
+        missing.append(w)
+    return missing
+
+
+def _key(text: str) -> frozenset[str]:
+    return frozenset(_stem(w) for w in words(text) if w not in STOPWORDS)
+
+
+def _tidy(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip().strip("-•* ").strip()
+    if text and text[-1] not in ".!?":
+        text += "."
+    return text[:1].upper() + text[1:]
+
+
+class LLMDecomposer:
+    """FActScore/ICAT-style LLM decomposition with DnD forms (see module docstring)."""
+
+    name = "llm"
+
+    def __init__(
+        self, llm, nlp_factory: Callable[[], object] | None = None,
+        fallback_factory: Callable[[], Decomposer] | None = None, max_tokens: int = 320,
+    ) -> None:
+        """``llm`` is a models.llm.LLM (or anything with ``generate_json`` and ``ref``);
+        ``nlp_factory`` a spaCy pipeline with tagger and parser (sentences, check-worthiness);
+        ``fallback_factory`` builds the rules decomposer, only if it is needed."""
+        self.llm = llm
+        self.max_tokens = max_tokens
+        self._nlp_factory = nlp_factory or _default_nlp
+        self._nlp = None
+        self._fallback_factory = fallback_factory or _default_fallback
+        self._fallback: Decomposer | None = None
+        self.warnings: list[str] = []  # messages of the last decompose() call, for the caller
+
+    def _rules(self) -> Decomposer:
+        if self._fallback is None:
+            self._fallback = self._fallback_factory()
+        return self._fallback
+
+    def prompt(self, sentence: str, context: str) -> list[Message]:
+        msgs: list[Message] = [("system", SYSTEM)]
+        for ctx, sent, facts in _SHOTS:
+            msgs.append(("user", _user_turn(sent, ctx)))
+            body = ", ".join(f'{{"fact": "{f}", "standalone": "{s}"}}' for f, s in facts)
+            msgs.append(("assistant", f'{{"facts": [{body}]}}'))
+        msgs.append(("user", _user_turn(sentence, context)))
+        return msgs
+
+    def facts(self, sentence: str, context: str) -> list[tuple[str, str]]:
+        """(contextualised, standalone) pairs the LLM writes for one sentence (unfiltered)."""
+        answer = self.llm.generate_json(self.prompt(sentence, context), FACT_SCHEMA, max_tokens=self.max_tokens)
+        try:
+            return [(str(f["fact"]), str(f["standalone"])) for f in answer["facts"]]
+        except (TypeError, KeyError) as exc:
+            raise LLMOutputError(f"the model's answer lacks facts ({exc})") from exc
+
+    def decompose(self, text: str) -> list[Claim]:
+        self.warnings = []
+        if self._nlp is None:
+            self._nlp = self._nlp_factory()
+        doc = self._nlp(text)
+        sents = list(doc.sents)
+        rules_claims: list[Claim] | None = None
+        claims: list[Claim] = []
+        seen: set[frozenset[str]] = set()
+        llm_broken: str | None = None
+        for i, sent in enumerate(sents):
+            start, end = _trimmed(text, sent.start_char, sent.end_char)
+            if start >= end:
+                continue
+            sentence = text[start:end]
+            subj = [t for t in sent if t.dep_ in ("nsubj", "nsubjpass") and t.head == sent.root]
+            reason = check_worthiness(sentence, sent.root.tag_, bool(subj))
+            if reason:
+                claims.append(Claim(len(claims), sentence, (start, end), checkable=False, note=reason))
+                continue
+            context = " ".join(s.text.strip() for s in ([sents[0]] if i > 1 else []) + sents[max(0, i - 1) : i])
+            kept: list[Claim] = []
+            failure = llm_broken
+            if failure is None:
+                try:
+                    pairs = self.facts(sentence, context)
+                except (LLMOutputError, ModelError) as exc:
+                    failure = f"llm output unusable: {exc}"
+                    if isinstance(exc, ModelError):
+                        llm_broken = failure = f"llm unavailable: {exc}"
+                else:
+                    source = sentence + " " + context
+                    for contextual, standalone in pairs:
+                        standalone = _tidy(standalone)
+                        key = _key(standalone)
+                        if not key or key in seen or invented_words(standalone, source):
+                            continue
+                        seen.add(key)
+                        ctx_form = _tidy(contextual)
+                        if invented_words(ctx_form, source):
+                            ctx_form = sentence
+                        kept.append(Claim(0, standalone, (start, end), context=ctx_form))
+                    if not kept:
+                        failure = "llm wrote no claim faithful to the sentence"
+            if failure is not None:
+                if rules_claims is None:
+                    rules_claims = self._rules().decompose(text)
+                kept = [replace(c, note=f"{failure}; rules decomposer used")
+                        for c in rules_claims if start <= c.span[0] < end and c.checkable]
+                for c in kept:
+                    seen.add(_key(c.text))
+                self.warnings.append(f"sentence {i + 1}: {failure}; rules decomposer used")
+            claims.extend(kept)
+        return [replace(c, idx=i) for i, c in enumerate(claims)]
+
+
+def _user_turn(sentence: str, context: str) -> list:
+    parts: list = []
+    if context:
+        parts += ["Context:\n", fence("CONTEXT", context), "\n"]
+    parts += ["Sentence:\n", fence("SENTENCE", sentence), "\nList the atomic facts of the sentence as JSON."]
+    return parts
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _default_nlp():
+    import spacy
+
+    from models.registry import EMBEDDED_SPACY
+
+    try:
+        return spacy.load(EMBEDDED_SPACY, disable=["lemmatizer", "ner"])
+    except OSError as exc:
+        raise ModelError(f"spaCy model {EMBEDDED_SPACY!r} is not installed") from exc
+
+
+def _default_fallback() -> Decomposer:
+    from core.decompose_rules import RulesDecomposer
+
+    return RulesDecomposer()

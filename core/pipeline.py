@@ -20,6 +20,8 @@ from core.citations import decompose_cited
 from core.decompose import Decomposer
 from core.errors import InputError, NotFoundError
 from core.retrieve import Hit, Searcher
+from core.score import factual_precision as factual_precision  # re-exported: its old home
+from core.score import run_scores
 from core.verify import ClaimVerdict, PassageEvidence, Verifier
 from store import cache
 from store import runs as rq
@@ -92,12 +94,6 @@ def _store_claim_result(
         deciding_id, d.probs if d else None, thresholds,
     )
     rq.set_claim_status(db, claim_id, "done")
-
-
-def factual_precision(labels: list[str]) -> float:
-    """Supported claims over checkable claims: FActScore's factual precision and ICAT's
-    factuality S_fact = |V(C_r, K)| / |C_r| (seed 004 §5.3); 0 when there is no claim."""
-    return sum(label == "supported" for label in labels) / len(labels) if labels else 0.0
 
 
 class Pipeline:
@@ -286,18 +282,18 @@ class Pipeline:
         return self.score(run_id, listener)
 
     def score(self, run_id: int, listener: Listener | None = None) -> dict:
-        """Recompute the run's scores from stored verdicts (no model call)."""
-        claims = rq.run_claims(self.db, run_id)
-        labels = [c.verdict for c in claims if c.checkable and c.verdict]
-        scores = {
-            "factual_precision": factual_precision(labels),
-            "claims": len(claims),
-            "checkable": sum(c.checkable for c in claims),
-            "verdicts": {v: labels.count(v) for v in ("supported", "refuted", "not_enough_info", "conflicting")},
-        }
-        complete = all(c.status == "done" or not c.checkable for c in claims)
+        """Recompute every score the run's stored rows allow (core/score.py: factual precision
+        always, None when the answer only abstained; ICAT when aspects were set for the run),
+        store each kind, and return factual precision's detail plus the other kinds' values.
+        No model call: a new β or a changed verdict only re-reads rows."""
+        results = rq.run_results(self.db, run_id)
+        computed = run_scores(results, rq.run_scores(self.db, run_id))
+        scores = dict(computed["factual_precision"][1])
+        scores.update({kind: value for kind, (value, _) in computed.items() if kind != "factual_precision"})
+        complete = all(r["status"] == "done" or not r["checkable"] for r in results)
         with write_tx(self.db):
-            rq.set_score(self.db, run_id, "factual_precision", scores["factual_precision"], scores)
+            for kind, (value, detail) in computed.items():
+                rq.set_score(self.db, run_id, kind, value, detail)
             rq.add_event(self.db, run_id, "score_updated", scores)
             if complete:
                 rq.set_run_status(self.db, run_id, "done")

@@ -522,3 +522,78 @@ def run_scores(results: Sequence[Mapping], stored: Mapping[str, Mapping]) -> dic
         d = icat_from_detail(icat, results)
         out[ICAT_KIND] = (d["icat"], d)
     return out
+
+
+# --------------------------------------------------------------------------- runs (database)
+
+
+class LLMJSONAdapter:
+    """models.llm.LLM (chat messages) → :class:`JSONGenerator` (one user turn, greedy,
+    schema-constrained; seed 004 §5.5 decoding: temperature 0, up to 2048 new tokens)."""
+
+    def __init__(self, llm: Any, max_tokens: int = 2048) -> None:
+        self.llm, self.max_tokens = llm, max_tokens
+
+    def generate_json(self, prompt: str, schema: dict) -> Any:
+        return self.llm.generate_json([("user", prompt)], schema, max_tokens=self.max_tokens)
+
+
+def _doc_aspect_labels(meta_json: str | None) -> list[str]:
+    meta = json.loads(meta_json) if meta_json else {}
+    labels = meta.get("aspects") if isinstance(meta, dict) else None
+    return [str(x) for x in labels] if isinstance(labels, list) else []
+
+
+def run_source_labels(db: Any, run_id: int, threshold: float = 0.5) -> tuple[list[str], dict[int, list[str]]]:
+    """ICAT-M inputs from stored rows: every aspect label (``documents.meta["aspects"]``) of
+    the documents retrieved for the run, and for each claim idx the labels of the first
+    retrieved document (by rank) with a grounded unit entailing it, P(entail) > 0.5 (seed
+    004 §5.2 and §5.4)."""
+    rows = db.execute(
+        """SELECT c.idx, e.rank, d.meta,
+                  (SELECT max(j.p_entailment) FROM judgements j WHERE j.evidence_id = e.id AND j.grounded = 1)
+           FROM claims c JOIN evidence e ON e.claim_id = c.id JOIN passages p ON p.id = e.passage_id
+           JOIN documents d ON d.id = p.document_id WHERE c.run_id = ? ORDER BY c.idx, e.rank""",
+        [run_id],
+    ).fetchall()
+    every: list[str] = []
+    first: dict[int, list[str]] = {}
+    for idx, _rank, meta, p_ent in rows:
+        labels = _doc_aspect_labels(meta)
+        every.extend(labels)
+        if idx not in first and p_ent is not None and p_ent > threshold:
+            first[idx] = labels
+    return every, first
+
+
+def set_run_icat(
+    db: Any, run_id: int, aspects: Sequence[Aspect], *, method: str = "embedding", query: str | None = None,
+    beta: float = 1.0, encode: Callable[[list[str]], np.ndarray] | None = None, llm: JSONGenerator | None = None,
+    threshold: float = EMBED_THRESHOLD,
+) -> dict:
+    """Align the run's checkable claims to ``aspects`` (``embedding`` | ``llm`` | ``source``),
+    store the ``icat`` score (inputs and values in its detail) and return the detail. Later
+    :meth:`core.pipeline.Pipeline.score` calls recompute it from the stored alignment."""
+    from store import runs as rq
+    from store.db import write_tx
+
+    check_beta(beta)
+    rows = [r for r in rq.run_results(db, run_id) if r["checkable"] and r.get("verdict")]
+    texts = [r["text"] for r in rows]
+    if method == "embedding":
+        if encode is None:
+            raise InputError("the embedding alignment needs an embedder")
+        al = align_by_embedding(encode, aspects, texts, query=query, threshold=threshold)
+    elif method == "llm":
+        if llm is None:
+            raise InputError("the LLM alignment needs an LLM (--llm)")
+        al = align_llm(llm, query or "", aspects, texts, [r["verdict"] == "supported" for r in rows])
+    elif method == "source":
+        _, first = run_source_labels(db, run_id)
+        al = align_by_source_labels({i: first.get(r["idx"], []) for i, r in enumerate(rows)}, aspects)
+    else:
+        raise InputError(f"unknown alignment method {method!r} (embedding, llm or source)")
+    detail = icat_detail(query, aspects, al, rows, beta)
+    with write_tx(db):
+        rq.set_score(db, run_id, ICAT_KIND, detail["icat"], detail)
+    return detail

@@ -198,3 +198,54 @@ def test_run_scores_recompute_icat_from_stored_detail():
     results[3]["verdict"] = "not_enough_info"  # a verdict changes: coverage follows, no model call
     assert run_scores(results, {"icat": {"detail": detail}})["icat"][1]["coverage"] == pytest.approx(1 / 4)
     assert "icat" not in run_scores(results, {})
+
+
+def _stored_run(tmp_path, claims):
+    """A run stored row by row: (text, checkable, note, verdict) per claim."""
+    from store import open_db
+    from store import runs as rq
+    from store.db import write_tx
+
+    db = open_db(tmp_path / "s.db")
+    with write_tx(db):
+        run_id = rq.create_run(db, " ".join(c[0] for c in claims), {})
+        for i, (text, checkable, note, verdict) in enumerate(claims):
+            cid = rq.add_claim(db, run_id, i, text, (0, len(text)), checkable, note)
+            if verdict:
+                rq.add_verdict(db, cid, verdict, 0.9 if verdict == "supported" else -0.5, "m", None, None, None, {})
+                rq.set_claim_status(db, cid, "done")
+    return db, run_id
+
+
+def test_pipeline_score_stores_every_kind_and_recomputes_icat(tmp_path, embedder):
+    from core.pipeline import Pipeline
+    from core.score import set_run_icat
+    from store import runs as rq
+
+    db, run_id = _stored_run(tmp_path, [
+        ("Paris has a temperate oceanic climate.", True, None, "supported"),
+        ("About 2.1 million people live in Paris.", True, None, "refuted"),
+        ("I'm sorry, I cannot say more.", False, "abstention", None),
+    ])
+    pipeline = Pipeline(db, None, None, None)  # score() reads stored rows only: no stage is used
+    first = pipeline.score(run_id)
+    assert first["factual_precision"] == 0.5 and "icat" not in first and first["abstentions"] == 1
+    aspects = aspects_from_list(["climate", "population", "economy"])
+    detail = set_run_icat(db, run_id, aspects, query="Paris", encode=embedder.encode, beta=2)
+    assert detail["alignment"]["claim_aspects"] == {"0": [1], "1": [2]}
+    assert detail["coverage"] == pytest.approx(1 / 3)  # population is aligned only to a refuted claim
+    assert detail["icat"] == pytest.approx(icat_beta(0.5, 1 / 3, 2))
+    again = pipeline.score(run_id)
+    stored = rq.run_scores(db, run_id)
+    assert again["icat"] == pytest.approx(detail["icat"]) and stored["icat"]["detail"]["beta"] == 2
+    assert stored["factual_precision"]["value"] == 0.5 and stored["factual_precision"]["detail"]["supported"] == 1
+    with pytest.raises(InputError, match="unknown alignment method"):
+        set_run_icat(db, run_id, aspects, method="psychic")
+
+
+def test_abstaining_run_stores_no_precision(tmp_path):
+    from core.pipeline import Pipeline
+
+    db, run_id = _stored_run(tmp_path, [("I'm sorry, I cannot answer that.", False, "abstention", None)])
+    scores = Pipeline(db, None, None, None).score(run_id)
+    assert scores["factual_precision"] is None and scores["abstained"]

@@ -636,8 +636,9 @@ def runs_show(
     ctx: typer.Context,
     run: Annotated[int, typer.Argument(help="Run id.")],
     fmt: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+    beta: Annotated[float | None, typer.Option(help="Show ICAT with this β (not stored; default: the stored β).")] = None,
 ) -> None:
-    """One stored run: its claims, verdicts, deciding evidence and scores (no model is run)."""
+    """One stored run: its claims, verdicts, deciding evidence and every stored score (no model is run)."""
     from core.errors import NotFoundError
     from store import runs as rq
 
@@ -646,7 +647,10 @@ def runs_show(
     if row is None:
         raise NotFoundError(f"no run {run}")
     result = {"run_id": run, "id": row.external_id, "claims": rq.run_results(db, run), "scores": rq.run_scores(db, run)}
+    _with_beta(result, beta)
     _print_check([result], "json" if fmt == "json" else "table")
+    if fmt != "json":
+        _print_scores(result["scores"])
 
 
 # ---------------------------------------------------------------- demo
@@ -826,6 +830,147 @@ def eval_decompose(
                                              method=match, limit=limit, progress=update)
     sys.stdout.write(format_table(report) + "\n")
     _write_report(report, json_out)
+
+
+# ---------------------------------------------------------------- scores, attribution, agreement (issue 6)
+
+
+def _with_beta(result: dict, beta: float | None) -> None:
+    """Recompute a stored ICAT score with another β for display (seed 004 §6.5: β is a live
+    control; nothing is re-run or stored)."""
+    from core.score import ICAT_KIND, icat_from_detail
+
+    icat = result["scores"].get(ICAT_KIND)
+    if beta is None or not icat or not icat.get("detail"):
+        return
+    detail = icat_from_detail(icat["detail"], result["claims"], beta)
+    result["scores"][ICAT_KIND] = {"value": detail["icat"], "detail": detail}
+
+
+def _print_scores(scores: dict) -> None:
+    """One line per stored score kind, with what it counted."""
+    from tui.console import out
+
+    for kind, s in sorted(scores.items()):
+        v, d = s.get("value"), s.get("detail") or {}
+        shown = "—" if v is None else f"{v:.3f}"
+        if kind == "factual_precision":
+            extra = (f"{d.get('supported', 0)}/{d.get('verified', 0)} supported, {d.get('pending', 0)} pending, "
+                     f"{d.get('abstentions', 0)} abstentions, {d.get('not_checkable', 0)} not checkable")
+            if d.get("abstained"):
+                extra += "; the answer abstained (no precision, as FActScore)"
+        elif kind == "icat":
+            names = {a["id"]: a["text"] for a in d.get("aspects", [])}
+            gaps = ", ".join(names.get(g, str(g)) for g in d.get("gaps", [])) or "none"
+            extra = (f"ICAT-β={d.get('beta', 1):g}: factuality {d.get('factuality', 0):.3f}, coverage "
+                     f"{d.get('coverage', 0):.3f} ({len(d.get('covered', []))}/{d.get('n_aspects', 0)} aspects; "
+                     f"alignment {d.get('alignment', {}).get('method', '?')}); gaps: {gaps}")
+        elif kind == "attribution":
+            extra = ", ".join(f"{k} {n}" for k, n in (d.get("labels") or {}).items())
+        else:
+            extra = ""
+        out.print(f"  {kind:<18} {shown:>6}  {extra}", markup=False, highlight=False)
+
+
+@app.command()
+@handle_errors
+def agreement(
+    ctx: typer.Context,
+    runs: Annotated[list[int], typer.Argument(help="Run ids (one or more).")],
+    binary: Annotated[bool, typer.Option("--binary", help="Supported vs not, instead of the four verdicts.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Agreement of model verdicts with human labels (TUI or imported): Cohen's κ,
+    Krippendorff's α (nominal), confusion matrix; per run and across the runs."""
+    from dataclasses import asdict
+
+    from core.agreement import runs_agreement
+    from tui.console import err, out
+
+    result = runs_agreement(_db(ctx), runs, binary)
+    missing = [rid for rid, a in result["runs"].items() if a.n == 0]
+    if missing:
+        err.print(f"no human labels in run(s) {', '.join(map(str, missing))}: label claims in the TUI, or import "
+                  "a dataset's labels (`claimscope eval factuality … --store`)", markup=False)
+    if as_json:
+        sys.stdout.write(json.dumps({"runs": {str(k): asdict(v) for k, v in result["runs"].items()},
+                                     "all": asdict(result["all"])}) + "\n")
+        return
+
+    def fmt(x):
+        return "—" if x is None else f"{x:.3f}"
+
+    rows = list(result["runs"].items()) + ([("all", result["all"])] if len(runs) > 1 else [])
+    for name, a in rows:
+        if a.n == 0:
+            continue
+        out.print(f"run {name}: n {a.n}  agreement {fmt(a.observed)}  Cohen κ {fmt(a.kappa)}  "
+                  f"Krippendorff α {fmt(a.alpha)}  labels from {dict(a.origins)}", markup=False)
+        out.print("  human \\ model   " + "".join(f"{lab[:14]:>15}" for lab in a.labels), markup=False)
+        for h in a.labels:
+            out.print(f"  {h[:15]:<16}" + "".join(f"{a.confusion[h][m]:>15}" for m in a.labels), markup=False)
+
+
+@app.command()
+@handle_errors
+def icat(
+    ctx: typer.Context,
+    run: Annotated[int, typer.Argument(help="Run id.")],
+    aspect: Annotated[list[str] | None, typer.Option("--aspect", "-a", help="An aspect of the query (repeatable).")] = None,
+    aspects_from: Annotated[
+        str, typer.Option(help="Where aspects come from: user (--aspect), llm (ICAT-A) or source (document labels, ICAT-M).")
+    ] = "user",
+    align: Annotated[str, typer.Option(help="Claim → aspect alignment: embedding (default), llm or source.")] = "embedding",
+    query: Annotated[str | None, typer.Option(help="The query the answer responds to.")] = None,
+    beta: Annotated[float, typer.Option(help="ICAT-β: weight of coverage against factuality.")] = 1.0,
+    llm: Annotated[str, typer.Option(help="GGUF model for --aspects-from llm / --align llm.")] = "embedded",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the stored detail as JSON.")] = False,
+) -> None:
+    """ICAT (seed 004): factuality, coverage of the query's aspects by supported claims, and
+    ICAT-β; aligns the run's claims to the aspects and stores the score with the run."""
+    from core.errors import NotFoundError
+    from core.score import (
+        LLMJSONAdapter,
+        aspects_from_list,
+        aspects_from_source_labels,
+        generate_aspects,
+        run_source_labels,
+        set_run_icat,
+    )
+    from store import runs as rq
+
+    db = _db(ctx)
+    if rq.get_run(db, run) is None:
+        raise NotFoundError(f"no run {run}")
+    gen = None
+    if "llm" in (aspects_from, align):
+        from models.llm import load_llm
+
+        gen = LLMJSONAdapter(load_llm(llm))
+    if aspects_from == "user":
+        if not aspect:
+            raise_input("give the aspects with --aspect (or --aspects-from llm|source)")
+        aspects = aspects_from_list(aspect)
+    elif aspects_from == "llm":
+        if not query:
+            raise_input("--aspects-from llm needs --query")
+        aspects = generate_aspects(gen, query)
+    elif aspects_from == "source":
+        aspects = aspects_from_source_labels([run_source_labels(db, run)[0]])
+        if not aspects:
+            raise_input(f"the documents retrieved for run {run} carry no aspect labels (meta \"aspects\")")
+    else:
+        raise_input(f"unknown --aspects-from {aspects_from!r} (user, llm or source)")
+    encode = _embedder_factory(_settings(ctx).embedder)().encode if align == "embedding" else None
+    set_run_icat(db, run, aspects, method=align, query=query, beta=beta, encode=encode, llm=gen)
+    scores = rq.run_scores(db, run)
+    if as_json:
+        sys.stdout.write(json.dumps(scores["icat"]["detail"]) + "\n")
+        return
+    _print_scores({"icat": scores["icat"]})
+
+
+# ---------------------------------------------------------------- end of issue 6 commands
 
 
 def _write_report(report: dict, json_out: Path | None) -> None:

@@ -45,6 +45,7 @@ class EvidenceView:
     url: str | None
     text: str
     sentences: tuple[str, ...]
+    sentence_spans: tuple[tuple[int, int], ...]  # of each sentence within ``text``
     judgements: tuple[JudgementView, ...]
 
     def best(self) -> JudgementView | None:
@@ -127,7 +128,8 @@ def claim_view(db: sqlite_utils.Database, claim_id: int) -> ClaimView | None:
         evidence.append(
             EvidenceView(
                 r[0], r[1], r[2], r[3], r[4], r[5], r[6], p.id, p.source, p.doc_ext_id, p.title, p.url, p.text,
-                tuple(p.sentence_texts()), tuple(by_evidence.get(r[0], ())),
+                tuple(p.sentence_texts()), tuple((a - p.char_start, b - p.char_start) for a, b in p.sentences),
+                tuple(by_evidence.get(r[0], ())),
             )
         )
     return ClaimView(**{**base.__dict__, "evidence": tuple(evidence)})

@@ -6,6 +6,8 @@ colour and every theme, including high-contrast, keeps the four verdicts disting
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.theme import Theme
 
 DARK = Theme(
@@ -72,3 +74,6 @@ HIGH_CONTRAST = Theme(
 )
 
 THEMES: dict[str, Theme] = {t.name: t for t in (DARK, LIGHT, HIGH_CONTRAST)}
+
+# Styles shared by all themes (dialogs, verdict classes), loaded by the app after its own.
+THEMES_CSS = Path(__file__).with_name("claimscope.tcss")

@@ -25,7 +25,7 @@ app = typer.Typer(
     name="claimscope",
     help="claimscope — claim verification workbench: decompose, retrieve, verify, score. Offline.",
     epilog=EXIT_CODES_HELP,
-    no_args_is_help=True,
+    invoke_without_command=True,  # no command: open the workbench (TUI)
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -69,6 +69,8 @@ def _main(
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     st = _state(ctx)
     st.db_path, st.config = db, config
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(tui)
 
 
 def handle_errors(fn):
@@ -651,6 +653,20 @@ def runs_show(
     _print_check([result], "json" if fmt == "json" else "table")
     if fmt != "json":
         _print_scores(result["scores"])
+
+
+# ---------------------------------------------------------------- workbench
+
+
+@app.command()
+@handle_errors
+def tui(ctx: typer.Context) -> None:
+    """Open the workbench (also what `claimscope` alone does)."""
+    from core.workbench import Workbench
+    from tui.app import ClaimscopeApp
+
+    settings = _settings(ctx)
+    ClaimscopeApp(Workbench(settings), settings_path=_state(ctx).config).run()
 
 
 # ---------------------------------------------------------------- demo

@@ -1,0 +1,133 @@
+"""The stages of a run, built from settings: models loaded once, pipelines per thread.
+
+The TUI runs the pipeline in worker threads; an SQLite connection belongs to the thread
+that opened it, so every worker opens its own connection (:meth:`Workbench.open_db`) and
+asks for a :class:`~core.pipeline.Pipeline` bound to it. The models behind the stages
+(embedder, sentence splitter, NLI or LLM verifier, decomposer) are heavy and thread-safe
+for one caller at a time, so they are loaded once per workbench, lazily, under a lock —
+never at import time, so the app opens before torch is even imported.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+import sqlite_utils
+
+from core.index import Progress
+from core.settings import Settings
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What a run is configured with (the settings screen and the input bar edit these)."""
+
+    decomposer: str = "rules"
+    verifier: str = "embedded"
+    sources: tuple[str, ...] = ()
+    mode: str = "hybrid"
+    k: int = 10
+    grounding: bool = True
+    support: float = 0.60
+    refute: float = 0.65
+    conflict: float = 0.65
+
+    @classmethod
+    def from_settings(cls, s: Settings) -> RunOptions:
+        return cls(
+            decomposer=s.decomposer, verifier=s.verifier, sources=tuple(s.sources), mode=s.mode, k=s.top_k,
+            grounding=s.grounding, support=s.support_threshold, refute=s.refute_threshold,
+            conflict=s.conflict_threshold,
+        )
+
+    def with_(self, **kw: Any) -> RunOptions:
+        return replace(self, **kw)
+
+
+class Workbench:
+    """Builds pipelines over the settings' database with models shared between threads."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._lock = threading.RLock()
+        self._models: dict[tuple[str, ...], Any] = {}
+
+    def open_db(self) -> sqlite_utils.Database:
+        from store import open_db
+
+        return open_db(self.settings.db_path)
+
+    def _model(self, key: tuple[str, ...], load: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key not in self._models:
+                self._models[key] = load()
+            return self._models[key]
+
+    def embedder(self):
+        from models.embed import load_embedder
+
+        return self._model(("embedder", self.settings.embedder), lambda: load_embedder(self.settings.embedder))
+
+    def splitter(self):
+        from models.nlp import SpacySentenceSplitter
+
+        return self._model(("splitter",), SpacySentenceSplitter)
+
+    def nli(self, spec: str):
+        """The verifier's pair model: an NLI cross-encoder (embedded, HF id or folder), or
+        the LLM judge for ``llm`` / a ``.gguf`` path (any GGUF can serve as the verifier)."""
+        if spec == "llm" or spec.endswith(".gguf"):
+            from models.llm_judge import load_llm_judge
+
+            gguf = self.settings.llm if spec == "llm" else spec
+            return self._model(("judge", gguf), lambda: load_llm_judge(gguf))
+        from models.nli import load_nli
+
+        return self._model(("nli", spec, self.settings.device), lambda: load_nli(spec, device=self.settings.device))
+
+    def verifier(self, options: RunOptions):
+        from core.verify import Thresholds, Verifier
+        from models.nlp import SubjectTerms
+
+        thresholds = Thresholds(support=options.support, refute=options.refute, conflict=options.conflict)
+        terms = self._model(("subject-terms",), SubjectTerms) if options.grounding else None
+        return Verifier(self.nli(options.verifier), thresholds, subject_terms=terms)
+
+    def decomposer(self, name: str):
+        from core.decompose import make_decomposer
+
+        return self._model(("decomposer", name), lambda: make_decomposer(name, self.splitter))
+
+    def pipeline(self, db: sqlite_utils.Database, options: RunOptions, progress: Progress | None = None):
+        """A pipeline on ``db`` (the calling thread's connection); built-in sources the run
+        needs are indexed first (once), reporting to ``progress``."""
+        from core.pipeline import Pipeline
+        from core.retrieve import Searcher
+
+        self.ensure_sources(db, options.sources, progress)
+        searcher = Searcher(db, self.embedder, rrf_k=self.settings.rrf_k)
+        return Pipeline(
+            db, self.decomposer(options.decomposer), searcher, self.verifier(options),
+            sources=list(options.sources) or None, k=options.k, mode=options.mode,
+        )
+
+    def ensure_sources(self, db: sqlite_utils.Database, names: tuple[str, ...], progress: Progress | None = None) -> None:
+        """Index built-in sources that are asked for (or, on an empty database, the default
+        wiki-vital) on first use; unknown names fail later with the searcher's message."""
+        from core.index import add_source
+        from core.sources import BUILTINS, WIKI_VITAL, load_builtin
+        from store.sources import get_source, list_sources
+
+        wanted = list(names or ([] if list_sources(db) else [WIKI_VITAL.name]))
+        for name in wanted:
+            if name in BUILTINS and get_source(db, name) is None:
+                builtin = BUILTINS[name]
+                add_source(
+                    db, name, load_builtin(name), fmt="builtin", path=None, embedder=self.embedder(),
+                    splitter=self.splitter(), attribution=builtin.attribution, licence=builtin.licence,
+                    chunk_words=self.settings.chunk_words, chunk_overlap=self.settings.chunk_overlap,
+                    progress=progress,
+                )

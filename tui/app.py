@@ -1,0 +1,526 @@
+"""The claimscope workbench: paste an answer, run, watch claims and verdicts stream in,
+inspect each claim's evidence, review, compare and export runs.
+
+Model calls run in thread workers (group ``pipeline``) with their own SQLite connection;
+they post one :class:`~tui.messages.RunEvent` per stored pipeline event and never touch a
+widget. Every view is read back from the store, so a reopened run looks exactly like a
+live one. Failures of any worker reach one handler (:meth:`on_worker_state_changed`),
+which shows them in a modal.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, DataTable, Footer, Select, Static, TextArea
+from textual.widgets.text_area import Selection
+from textual.worker import Worker, WorkerState
+
+from core.errors import ClaimscopeError
+from core.settings import Settings, save_settings
+from core.workbench import RunOptions, Workbench
+from store import runs as rq
+from store.annotations import add_annotation
+from store.db import write_tx
+from store.inspect import claim_view, run_claim_views
+from themes import THEMES, THEMES_CSS
+from tui.commands import WorkbenchCommands
+from tui.messages import IndexProgress, RunEvent, Status
+from tui.widgets.claims import ClaimsTable
+from tui.widgets.inspector import EvidenceInspector
+
+VERIFIERS = {"embedded": "NLI (embedded)", "llm": "LLM judge (GGUF)"}
+DECOMPOSER_NAMES = {"rules": "rules (atomic)", "sentence": "sentences", "llm": "LLM (GGUF)"}
+ALL_SOURCES = "__all__"
+
+
+class ClaimscopeApp(App):
+    TITLE = "claimscope"
+    CSS_PATH = ["app.tcss", str(THEMES_CSS)]
+    COMMANDS = App.COMMANDS | {WorkbenchCommands}
+    BINDINGS = [
+        Binding("ctrl+r", "run", "Run", id="run", priority=True),
+        Binding("escape", "cancel_run", "Cancel run", id="cancel-run", show=False),
+        Binding("ctrl+n", "new_answer", "New", id="new-answer"),
+        Binding("ctrl+t", "edit_answer", "Edit text", id="edit-answer", show=False),
+        Binding("ctrl+o", "open_file", "Open", id="open-file"),
+        Binding("f2", "history", "History", id="history"),
+        Binding("ctrl+e", "export", "Export", id="export"),
+        Binding("f3", "settings", "Settings", id="settings"),
+        Binding("f1", "help", "Help", id="help"),
+        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
+    ]
+
+    def __init__(
+        self,
+        workbench: Workbench,
+        *,
+        settings_path: Path | None = None,
+        persist_settings: bool = True,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        super().__init__()
+        self.workbench = workbench
+        self.settings_path = settings_path
+        self.persist_settings = persist_settings
+        self.clock = clock
+        self.db = None  # the UI thread's connection (reads and annotations); workers open their own
+        self.run_id: int | None = None
+        self.stages: dict[int, str] = {}  # claim id → retrieving | verifying while a worker has it
+        self.cancel_flag = threading.Event()
+        self.running = False
+        self.timing: dict[str, float] = {}
+        self.claimscope_themes = list(THEMES)
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        """Verdict colours for any theme that does not set them (Textual's built-in ones)."""
+        return {**super().get_theme_variable_defaults(), **THEMES["claimscope-dark"].variables}
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        yield Static("No run yet: type or paste an answer, then ctrl+r.", id="run-header", markup=False)
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield TextArea(id="answer", soft_wrap=True, tab_behavior="focus")
+                with Horizontal(id="controls"):
+                    yield Select([("all sources", ALL_SOURCES)], id="source", allow_blank=False)
+                    yield Select([(v, k) for k, v in DECOMPOSER_NAMES.items()], id="decomposer", allow_blank=False)
+                    yield Select([(v, k) for k, v in VERIFIERS.items()], id="verifier", allow_blank=False)
+                    yield Button("Run ▶", id="run-button", variant="primary")
+            with Vertical(id="right"):
+                yield ClaimsTable(id="claims")
+                yield EvidenceInspector(id="inspector")
+        yield Static("", id="status", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        for theme in THEMES.values():
+            self.register_theme(theme)
+        s = self.workbench.settings
+        self.theme = s.theme if s.theme in self.available_themes else "claimscope-dark"
+        if s.keymap:
+            self.set_keymap(s.keymap)
+        self.db = self.workbench.open_db()
+        self.query_one("#answer", TextArea).border_title = "answer"
+        self.query_one("#claims", ClaimsTable).border_title = "claims"
+        self.query_one("#inspector", EvidenceInspector).border_title = "evidence"
+        self._fill_controls()
+        self.query_one("#inspector", EvidenceInspector).show(None, self.colours)
+        self.query_one("#answer", TextArea).focus()
+
+    def _fill_controls(self) -> None:
+        from core.sources import BUILTINS
+        from store.sources import list_sources
+
+        s = self.workbench.settings
+        names = [src.name for src in list_sources(self.db)]
+        options = [("all sources", ALL_SOURCES)] + [(n, n) for n in names]
+        options += [(f"{n} (built in, indexed on first use)", n) for n in BUILTINS if n not in names]
+        source = self.query_one("#source", Select)
+        source.set_options(options)
+        wanted = s.sources[0] if len(s.sources) == 1 else ALL_SOURCES
+        source.value = wanted if any(v == wanted for _, v in options) else ALL_SOURCES
+        self.query_one("#decomposer", Select).value = s.decomposer if s.decomposer in DECOMPOSER_NAMES else "rules"
+        verifier = self.query_one("#verifier", Select)
+        if s.verifier not in VERIFIERS:
+            verifier.set_options([(v, k) for k, v in VERIFIERS.items()] + [(f"NLI: {s.verifier}", s.verifier)])
+        verifier.value = s.verifier
+
+    @property
+    def colours(self) -> dict[str, str]:
+        return self.get_css_variables()
+
+    def options(self) -> RunOptions:
+        """The run options: settings, with the input bar's choices on top."""
+        source = self.query_one("#source", Select).value
+        return replace(
+            RunOptions.from_settings(self.workbench.settings),
+            decomposer=str(self.query_one("#decomposer", Select).value),
+            verifier=str(self.query_one("#verifier", Select).value),
+            sources=() if source == ALL_SOURCES else (str(source),),
+        )
+
+    # ------------------------------------------------------------------ running
+
+    def action_run(self) -> None:
+        if self.running:
+            self.notify("A run is in progress (escape cancels it).", severity="warning")
+            return
+        text = self.query_one("#answer", TextArea).text
+        if not text.strip():
+            self.notify("Type or paste an answer first.", severity="error")
+            return
+        resume = None
+        if self.run_id is not None:
+            run = rq.get_run(self.db, self.run_id)
+            if run is not None and run.status != "done" and run.input_text == text:
+                resume = self.run_id  # an interrupted or cancelled run: finish it, recompute nothing
+        self.cancel_flag = threading.Event()
+        self.running = True
+        self.timing = {"start": self.clock()}
+        self.stages.clear()
+        if resume is None:
+            self.run_id = None
+            self.query_one("#claims", ClaimsTable).clear()
+            self.query_one("#inspector", EvidenceInspector).show(None, self.colours)
+        self._status("starting …")
+        self.check(text, self.options(), resume)
+
+    @on(Button.Pressed, "#run-button")
+    def _run_pressed(self) -> None:
+        self.action_run()
+
+    def action_cancel_run(self) -> None:
+        if self.running:
+            self.cancel_flag.set()
+            self._status("cancelling after the current claim …")
+
+    @work(thread=True, exclusive=True, group="pipeline", exit_on_error=False, description="Checking the answer")
+    def check(self, text: str, options: RunOptions, resume: int | None = None) -> None:
+        """Decompose, retrieve, verify, score — in this thread, with this thread's connection."""
+        from core.pipeline import Cancelled
+
+        db = self.workbench.open_db()
+        try:
+            self.post_message(Status("loading models …"))
+            pipeline = self.workbench.pipeline(db, options, progress=self._index_progress)
+            listener = self._listener
+            if resume is None:
+                self.post_message(Status("splitting the answer into claims …"))
+                resume = pipeline.start(text, listener=listener)
+            else:
+                self.post_message(RunEvent(_reopen_event(resume)))
+            pipeline.resume(resume, listener, self.cancel_flag)
+        except Cancelled:
+            self.post_message(Status("cancelled: ctrl+r finishes the run (stored claims are kept)"))
+        finally:
+            db.close()
+
+    @work(thread=True, exclusive=True, group="pipeline", exit_on_error=False, description="Re-verifying a claim")
+    def reverify(self, claim_id: int, text: str, options: RunOptions) -> None:
+        db = self.workbench.open_db()
+        try:
+            self.post_message(Status("re-verifying the edited claim …"))
+            self.workbench.pipeline(db, options).reverify_claim(claim_id, text, self._listener)
+        finally:
+            db.close()
+
+    def _listener(self, event) -> None:
+        self.post_message(RunEvent(event))
+
+    def _index_progress(self, label: str, done: int, total: int | None) -> None:
+        self.post_message(IndexProgress(label, done, total))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The one error handler: any worker failure is shown in a modal; the run stays stored."""
+        if event.worker.group != "pipeline" or event.state not in (
+            WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED
+        ):
+            return
+        self.running = False
+        if event.state == WorkerState.ERROR:
+            from tui.screens.modals import ErrorModal
+
+            error = event.worker.error
+            message = str(error) if isinstance(error, ClaimscopeError) else f"{type(error).__name__}: {error}"
+            self._status(f"failed: {message}")
+            self.push_screen(ErrorModal(event.worker.description or "Error", message))
+        if self.run_id is not None:
+            self._refresh_header()
+
+    def on_status(self, message: Status) -> None:
+        self._status(message.text)
+
+    def on_index_progress(self, message: IndexProgress) -> None:
+        total = f"/{message.total}" if message.total else ""
+        self._status(f"indexing the built-in source on first use: {message.label} {message.done}{total}")
+
+    def on_run_event(self, message: RunEvent) -> None:
+        ev = message.event
+        if ev.kind in ("run_started", "run_reopened"):
+            self._show_run(ev.run_id, keep_text=True)
+            return
+        if ev.run_id != self.run_id:
+            return
+        if ev.kind == "progress" and ev.claim_id is not None:
+            self.stages[ev.claim_id] = ev.payload["stage"]
+            self._status(f"claim {ev.payload['idx'] + 1}: {ev.payload['stage']} …")
+        elif ev.kind == "verdict_ready":
+            self.stages.pop(ev.claim_id, None)
+            self.timing.setdefault("first", self.clock())
+        elif ev.kind in ("warning", "error"):
+            self._status(f"claim {ev.payload['idx'] + 1}: {ev.payload['message']}")
+        elif ev.kind == "run_finished":
+            self.timing["last"] = self.clock()
+            self._status("done")
+        elif ev.kind == "run_cancelled":
+            self._status("cancelled")
+        if ev.claim_id is not None:
+            self._refresh_claim(ev.claim_id)
+        if ev.kind in ("verdict_ready", "score_updated", "run_finished", "claim_found"):
+            self._refresh_header()
+
+    # ------------------------------------------------------------------ views
+
+    def _status(self, text: str) -> None:
+        self.query_one("#status", Static).update(text)
+
+    def _show_run(self, run_id: int, keep_text: bool = False) -> None:
+        """Show a stored run: its text (read-only, for span highlighting), claims, scores."""
+        run = rq.get_run(self.db, run_id)
+        if run is None:
+            self.notify(f"Run {run_id} no longer exists.", severity="error")
+            return
+        self.run_id = run_id
+        answer = self.query_one("#answer", TextArea)
+        if not keep_text or answer.text != run.input_text:
+            answer.load_text(run.input_text)
+        answer.read_only = True
+        answer.border_title = f"answer · run {run_id} (ctrl+t edits a copy)"
+        table = self.query_one("#claims", ClaimsTable)
+        table.show_claims(run_claim_views(self.db, run_id), self.colours)
+        self._refresh_header()
+        self._show_selected()
+
+    def _refresh_claim(self, claim_id: int) -> None:
+        view = claim_view(self.db, claim_id)
+        if view is None:
+            return
+        table = self.query_one("#claims", ClaimsTable)
+        table.update_claim(view, self.stages.get(claim_id), self.colours)
+        if table.selected_claim_id == claim_id:
+            self._show_selected()
+
+    def _refresh_header(self) -> None:
+        if self.run_id is None:
+            return
+        run = rq.get_run(self.db, self.run_id)
+        claims = run_claim_views(self.db, self.run_id)
+        checkable = [c for c in claims if c.checkable]
+        done = [c for c in checkable if c.status == "done"]
+        labels = [c.verdict for c in done]
+        parts = [f"run {self.run_id}", "running" if self.running else run.status,
+                 f"{len(done)}/{len(checkable)} verified"]
+        if len(claims) > len(checkable):
+            parts.append(f"{len(claims) - len(checkable)} not checkable")
+        if labels:
+            parts.append(f"factual precision {labels.count('supported') / len(labels):.2f}")
+            parts.append(" ".join(f"{icon}{labels.count(k)}" for k, icon in
+                                  (("supported", "✔"), ("refuted", "✘"), ("not_enough_info", "?"), ("conflicting", "⚡"))))
+        if "first" in self.timing:
+            parts.append(f"first verdict {self.timing['first'] - self.timing['start']:.1f}s")
+        if "last" in self.timing:
+            parts.append(f"all {self.timing['last'] - self.timing['start']:.1f}s")
+        self.query_one("#run-header", Static).update(" · ".join(parts))
+
+    @on(DataTable.RowHighlighted, "#claims")
+    def _highlighted(self) -> None:
+        self._show_selected()
+
+    def _show_selected(self) -> None:
+        table = self.query_one("#claims", ClaimsTable)
+        claim_id = table.selected_claim_id
+        view = claim_view(self.db, claim_id) if claim_id is not None else None
+        self.query_one("#inspector", EvidenceInspector).show(view, self.colours)
+        answer = self.query_one("#answer", TextArea)
+        if view is not None and view.span and answer.read_only:
+            doc = answer.document
+            start, end = (doc.get_location_from_index(i) for i in view.span)
+            answer.selection = Selection(start, end)
+            answer.scroll_cursor_visible()
+
+    @on(DataTable.RowSelected, "#claims")
+    def _selected(self) -> None:
+        self.action_inspect()
+
+    def action_inspect(self) -> None:
+        from tui.screens.inspect import InspectorScreen
+
+        claim_id = self.query_one("#claims", ClaimsTable).selected_claim_id
+        view = claim_view(self.db, claim_id) if claim_id is not None else None
+        if view is not None:
+            self.push_screen(InspectorScreen(view, self.colours))
+
+    # ------------------------------------------------------------------ review
+
+    def action_edit_claim(self) -> None:
+        from tui.screens.modals import EditClaimModal
+
+        claim_id = self.query_one("#claims", ClaimsTable).selected_claim_id
+        if claim_id is None or self.running:
+            self.notify("Select a claim (and wait for the run to finish) to edit it.", severity="warning")
+            return
+        view = claim_view(self.db, claim_id)
+
+        def done(text: str | None) -> None:
+            if text and text != view.text:
+                self.running = True
+                self.timing = {"start": self.clock()}
+                self.reverify(claim_id, text, self.options())
+
+        self.push_screen(EditClaimModal(view.text), done)
+
+    def action_label(self, judgement: str) -> None:
+        claim_id = self.query_one("#claims", ClaimsTable).selected_claim_id
+        if claim_id is None:
+            return
+        view = claim_view(self.db, claim_id)
+        if view.verdict is None:
+            self.notify("This claim has no verdict to label yet.", severity="warning")
+            return
+        with write_tx(self.db):
+            add_annotation(self.db, claim_id, judgement=judgement)
+        self._refresh_claim(claim_id)
+        self.notify(f"Labelled the verdict of claim {view.idx + 1} {judgement}.")
+
+    # ------------------------------------------------------------------ input
+
+    def action_new_answer(self) -> None:
+        if self.running:
+            return
+        answer = self.query_one("#answer", TextArea)
+        answer.read_only = False
+        answer.load_text("")
+        answer.border_title = "answer"
+        self.run_id = None
+        self.timing = {}
+        self.query_one("#claims", ClaimsTable).clear()
+        self.query_one("#inspector", EvidenceInspector).show(None, self.colours)
+        self.query_one("#run-header", Static).update("No run yet: type or paste an answer, then ctrl+r.")
+        answer.focus()
+
+    def action_edit_answer(self) -> None:
+        """Edit a copy of the shown run's text (running it makes a new run)."""
+        answer = self.query_one("#answer", TextArea)
+        answer.read_only = False
+        answer.border_title = "answer (edited copy: ctrl+r runs it as a new run)"
+        self.run_id = None
+        answer.focus()
+
+    def action_open_file(self) -> None:
+        from tui.screens.modals import OpenFileModal
+
+        def done(path: Path | None) -> None:
+            if path is None:
+                return
+            try:
+                text = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError as exc:
+                self._error("Cannot open the file", f"{path}: not valid UTF-8 text ({exc.reason} at byte {exc.start})")
+                return
+            except OSError as exc:
+                self._error("Cannot open the file", f"{path}: {exc.strerror or exc}")
+                return
+            self.action_new_answer()
+            self.query_one("#answer", TextArea).load_text(text)
+            self._status(f"opened {path}")
+
+        self.push_screen(OpenFileModal(), done)
+
+    def _error(self, title: str, message: str) -> None:
+        from tui.screens.modals import ErrorModal
+
+        self.push_screen(ErrorModal(title, message))
+
+    # ------------------------------------------------------------------ screens
+
+    def action_history(self) -> None:
+        from tui.screens.compare import CompareScreen
+        from tui.screens.history import HistoryChoice, HistoryScreen
+
+        def done(choice: HistoryChoice | None) -> None:
+            if choice is None:
+                if self.run_id is not None and rq.get_run(self.db, self.run_id) is None:
+                    self.action_new_answer()  # the open run was deleted
+                return
+            if choice.reopen is not None and not self.running:
+                self.timing = {}
+                self.stages.clear()
+                self._show_run(choice.reopen)
+            elif choice.compare is not None:
+                self.push_screen(CompareScreen(self.db, *choice.compare))
+
+        self.push_screen(HistoryScreen(self.db), done)
+
+    def action_export(self) -> None:
+        from tui.screens.export import ExportModal
+
+        if self.run_id is None:
+            self.notify("Run or reopen a run first.", severity="warning")
+            return
+
+        def done(path: Path | None) -> None:
+            if path is not None:
+                self.notify(f"Exported run {self.run_id} to {path}")
+
+        self.push_screen(ExportModal(self.db, self.run_id), done)
+
+    def action_settings(self) -> None:
+        from tui.screens.settings import SettingsScreen
+
+        def done(settings: Settings | None) -> None:
+            if settings is None:
+                return
+            if self.persist_settings:
+                try:
+                    path = save_settings(settings, self.settings_path)
+                except OSError as exc:
+                    self._error("Cannot save the settings", str(exc))
+                    return
+                self.notify(f"Settings saved to {path}")
+            models_changed = (settings.embedder, settings.device, settings.llm) != (
+                self.workbench.settings.embedder, self.workbench.settings.device, self.workbench.settings.llm)
+            self.workbench = Workbench(settings) if models_changed else _rebind(self.workbench, settings)
+            self.set_theme_name(settings.theme)
+            if settings.keymap:
+                self.set_keymap(settings.keymap)
+            self._fill_controls()
+
+        self.push_screen(SettingsScreen(self.workbench.settings, self.claimscope_themes), done)
+
+    def set_theme_name(self, name: str) -> None:
+        self.theme = name
+        if self.run_id is not None:
+            self._show_run(self.run_id, keep_text=True)
+
+    def action_help(self) -> None:
+        from tui.screens.help import HelpScreen
+
+        rows = [(b.key, b.description or b.action, b.id) for bindings in self._bindings.key_to_bindings.values()
+                for b in bindings if b.id]
+        rows += [(b.key, b.description, b.id) for b in ClaimsTable.BINDINGS]
+        self.push_screen(HelpScreen(rows))
+
+    def palette_commands(self):
+        """(name, help, callback) for the command palette."""
+        return [
+            ("Run", "Check the answer (or finish an interrupted run)", self.action_run),
+            ("Cancel run", "Stop after the current claim; the run stays resumable", self.action_cancel_run),
+            ("New answer", "Clear the text and the claims", self.action_new_answer),
+            ("Open file", "Load an answer from a text file", self.action_open_file),
+            ("History", "Reopen, delete or compare past runs", self.action_history),
+            ("Export run", "Write the run as JSONL, CSV or Markdown", self.action_export),
+            ("Settings", "Models, thresholds, top-k, device, theme", self.action_settings),
+            ("Help", "How the workbench works, and its keys", self.action_help),
+        ]
+
+
+def _reopen_event(run_id: int):
+    from core.pipeline import Event
+
+    return Event(run_id, "run_reopened", {})
+
+
+def _rebind(workbench: Workbench, settings: Settings) -> Workbench:
+    """Same models, new run defaults: keep the loaded models."""
+    workbench.settings = settings
+    return workbench

@@ -1,0 +1,35 @@
+"""Messages the workers post to the app (one per stored pipeline event) and small status
+messages. Workers never touch widgets: they post, the app updates on its own thread."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from core.pipeline import Event
+
+
+class RunEvent(Message):
+    """One stored pipeline event (claim found, progress, verdict ready, score updated, …)."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+
+
+class Status(Message):
+    """A line for the status bar: "loading models …", "cancelled", …"""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class IndexProgress(Message):
+    """Indexing a built-in source on first use; a burst collapses into the newest."""
+
+    def __init__(self, label: str, done: int, total: int | None) -> None:
+        super().__init__()
+        self.label, self.done, self.total = label, done, total
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, IndexProgress)

@@ -1,0 +1,1 @@
+"""Widgets of the workbench: the claims table, the evidence inspector, the run header."""

@@ -1,0 +1,66 @@
+"""The claims of a run, one row each, filling in live as workers finish."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.widgets import DataTable
+
+from store.inspect import ClaimView
+from tui.widgets.verdicts import support_text, verdict_badge
+
+HUMAN = {"correct": Text("✔ correct"), "wrong": Text("✘ wrong")}
+
+
+class ClaimsTable(DataTable):
+    """Rows keyed by claim id: #, verdict (or stage), signed support, human label, claim."""
+
+    DEFAULT_CSS = """
+    ClaimsTable { height: 1fr; }
+    """
+    BINDINGS = [
+        Binding("enter", "select_cursor", "Inspect", id="inspect-claim"),
+        Binding("e", "app.edit_claim", "Edit claim", id="edit-claim"),
+        Binding("c", "app.label('correct')", "Verdict correct", id="label-correct"),
+        Binding("x", "app.label('wrong')", "Verdict wrong", id="label-wrong"),
+    ]
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        self.zebra_stripes = True
+        self.add_column("#", key="idx", width=3)
+        self.add_column("verdict", key="verdict", width=18)
+        self.add_column("support", key="support", width=7)
+        self.add_column("human", key="human", width=9)
+        self.add_column("claim", key="claim")
+
+    def _cells(self, c: ClaimView, stage: str | None, colours: Mapping[str, str]) -> list:
+        human = HUMAN.get(c.human_judgement or "", Text(c.human_label or ""))
+        label = c.verdict if c.status == "done" else None
+        text = c.text if c.checkable or not c.note else f"{c.text}  ({c.note})"
+        return [str(c.idx + 1), verdict_badge(label, stage or c.status, c.checkable, colours),
+                support_text(c.support if label else None), human, text]
+
+    def show_claims(self, claims: list[ClaimView], colours: Mapping[str, str]) -> None:
+        self.clear()
+        for c in claims:
+            self.add_row(*self._cells(c, None, colours), key=str(c.id))
+
+    def update_claim(self, c: ClaimView, stage: str | None, colours: Mapping[str, str]) -> None:
+        """Add the claim's row, or rewrite its cells in place (the cursor stays put)."""
+        cells = self._cells(c, stage, colours)
+        key = str(c.id)
+        if key not in self.rows:
+            self.add_row(*cells, key=key)
+            return
+        for column, value in zip(("idx", "verdict", "support", "human", "claim"), cells, strict=True):
+            self.update_cell(key, column, value, update_width=column == "claim")
+
+    @property
+    def selected_claim_id(self) -> int | None:
+        if not self.row_count:
+            return None
+        key, _ = self.coordinate_to_cell_key(self.cursor_coordinate)
+        return int(key.value) if key.value is not None else None

@@ -113,3 +113,29 @@ def test_cli_agreement(tmp_path):
     assert res.exit_code == 0, res.stderr
     data = json.loads(res.stdout)
     assert data["all"]["n"] == 2 and data["all"]["observed"] == 0.5
+
+
+def test_eval_factuality_imports_human_labels_as_annotations(tmp_path, splitter):
+    """`eval factuality --store` on the Factcheck-GPT fixture: one run per answer, the human
+    labels imported (origin = dataset), agreement computed from them."""
+    from core.evaluate.factuality import evaluate_factuality, load_factuality
+    from core.verify import Verifier
+    from models.nli import load_nli
+    from store import open_db
+    from tests.conftest import FIXTURES
+
+    path = FIXTURES / "factcheck_gpt_dev_3.jsonl"
+    answers, dropped = load_factuality("factcheck-gpt", path)
+    assert len(answers) == 3 and dropped == 4  # "unknown" labels are left out
+    assert all(c.label in ("supported", "refuted") and c.evidence for a in answers for c in a.claims)
+    db = open_db(tmp_path / "f.db")
+    report = evaluate_factuality(dataset="factcheck-gpt", paths=[path], verifier=Verifier(load_nli("embedded")),
+                                 splitter=splitter, limit=1, db=db, store=True)
+    run_id = report["answers"][0]["run_id"]
+    n = len(answers[0].claims)
+    assert report["claims"] == n and report["n"] == 1
+    result = runs_agreement(db, [run_id], binary=True)["runs"][run_id]
+    assert result.n == n and result.origins == {"factcheck-gpt": n}
+    assert result.observed == pytest.approx(report["claim_agreement"]["accuracy"])
+    human = report["answers"][0]["human_precision"]
+    assert human == pytest.approx(sum(c.label == "supported" for c in answers[0].claims) / n)

@@ -986,6 +986,72 @@ def icat(
     _print_scores({"icat": scores["icat"]})
 
 
+@eval_app.command("attribution")
+@handle_errors
+def eval_attribution(
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Option("--path", "--data", help="ExpertQA JSONL (e.g. ../shared/data/expertqa/dev.jsonl).")],
+    dataset: Annotated[str, typer.Option(help="expertqa.")] = "expertqa",
+    verifier: Annotated[str, typer.Option(help="NLI model: embedded, a folder or a cached HF id.")] = "embedded",
+    partial: Annotated[bool, typer.Option(help="Label Partial via atomic facts (rules decomposer; slower).")] = False,
+    limit: Annotated[int | None, typer.Option(help="Only the first N answers.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
+) -> None:
+    """AutoAIS vs the experts' support labels (Complete vs not): precision, recall, F1 per system (Table 6)."""
+    from core.attribution import Attributor
+    from core.evaluate.attribution import evaluate_attribution, format_table
+    from models.nli import load_nli
+    from models.nlp import SpacySentenceSplitter
+    from tui.console import progress_bar
+
+    if dataset != "expertqa":
+        raise_input(f"unknown attribution dataset {dataset!r} (supported: expertqa)")
+    decomposer = None
+    if partial:
+        from core.decompose_rules import RulesDecomposer
+
+        decomposer = RulesDecomposer()
+    attributor = Attributor(load_nli(verifier), SpacySentenceSplitter(), decomposer=decomposer)
+    with progress_bar() as update:
+        report = evaluate_attribution(path=path, attributor=attributor, limit=limit, progress=update)
+    sys.stdout.write(format_table(report) + "\n")
+    _write_report(report, json_out)
+
+
+@eval_app.command("factuality")
+@handle_errors
+def eval_factuality(
+    ctx: typer.Context,
+    dataset: Annotated[str, typer.Option(help="factscore or factcheck-gpt.")],
+    path: Annotated[list[Path], typer.Option("--path", "--data", help="Dataset JSONL (repeatable).")],
+    source: Annotated[str, typer.Option("--source", "-s", help="factscore: the knowledge source to search.")] = "wiki-vital",
+    mode: Annotated[str, typer.Option("--mode", "-m", help="Retrieval: bm25, dense or hybrid.")] = "hybrid",
+    k: Annotated[int, typer.Option("-k", min=1, max=100, help="Passages per claim.")] = 10,
+    verifier: Annotated[str, typer.Option(help="NLI model: embedded, a folder or a cached HF id.")] = "embedded",
+    grounding: Annotated[bool, typer.Option(help=GROUNDING_HELP)] = True,
+    store: Annotated[bool, typer.Option("--store", help="Keep each answer as a run, human labels as annotations.")] = False,
+    limit: Annotated[int | None, typer.Option(help="Only the first N answers of each file.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
+) -> None:
+    """Claim verdicts vs human labels (κ, F1), per-answer factual precision vs the human one, claims without evidence."""
+    from core.evaluate.factuality import DATASETS, evaluate_factuality, format_table
+    from models.nlp import SpacySentenceSplitter
+    from tui.console import progress_bar
+
+    if dataset not in DATASETS:
+        raise_input(f"unknown factuality dataset {dataset!r} ({', '.join(DATASETS)})")
+    db = _db(ctx)
+    searcher = _searcher(ctx, db, [source]) if dataset == "factscore" else None
+    with progress_bar() as update:
+        report = evaluate_factuality(
+            dataset=dataset, paths=path, verifier=_verifier(verifier, grounding), searcher=searcher,
+            splitter=SpacySentenceSplitter(), source=source, k=k, mode=mode, limit=limit, db=db, store=store,
+            progress=update,
+        )
+    sys.stdout.write(format_table(report) + "\n")
+    _write_report(report, json_out)
+
+
 # ---------------------------------------------------------------- end of issue 6 commands
 
 

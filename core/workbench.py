@@ -55,6 +55,14 @@ class Workbench:
         self._lock = threading.RLock()
         self._models: dict[tuple[str, ...], Any] = {}
 
+    def with_settings(self, settings: Settings) -> Workbench:
+        """A workbench with new settings that shares this one's loaded models: the model
+        cache is keyed by model spec and device, so a changed spec loads afresh and an
+        unchanged one is reused (the settings screen, and tests, rely on this)."""
+        other = Workbench(settings)
+        other._lock, other._models = self._lock, self._models
+        return other
+
     def open_db(self) -> sqlite_utils.Database:
         from store import open_db
 

@@ -32,9 +32,15 @@ def db_path(mini_db, tmp_path) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def shared_models(tmp_path_factory) -> Workbench:
+    """Loads each model once for the module; every test gets its own database and settings."""
+    return Workbench(Settings(db_path=tmp_path_factory.mktemp("unused") / "unused.db"))
+
+
 @pytest.fixture()
-def workbench(db_path) -> Workbench:
-    return Workbench(Settings(db_path=db_path, sources=("scifact-mini",), top_k=3))
+def workbench(shared_models, db_path) -> Workbench:
+    return shared_models.with_settings(Settings(db_path=db_path, sources=("scifact-mini",), top_k=3))
 
 
 def make_app(workbench, tmp_path=None):
@@ -43,6 +49,15 @@ def make_app(workbench, tmp_path=None):
     ticks = iter(range(1000))
     return ClaimscopeApp(workbench, settings_path=tmp_path / "settings.toml" if tmp_path else None,
                          persist_settings=tmp_path is not None, clock=lambda: float(next(ticks)))
+
+
+def plain(renderable) -> str:
+    """What a widget's Rich renderable shows, as plain text."""
+    from rich.console import Console
+
+    console = Console(width=100, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(renderable)
+    return console.export_text()
 
 
 async def run_answer(app, pilot, text: str = ANSWER) -> int:
@@ -85,3 +100,182 @@ async def test_run_streams_claims_and_verdicts(workbench):
         second = rq.run_claims(app.db, run_id)[1]
         assert answer.selected_text == ANSWER[second.span[0]:second.span[1]]
         assert answer.selected_text.startswith("Cholesterol loading induces KLF4")
+
+
+async def test_inspect_edit_label_and_export(workbench, tmp_path):
+    from textual.widgets import Input
+
+    from store.annotations import claim_annotations
+    from tui.screens.export import ExportModal
+    from tui.screens.inspect import InspectorScreen
+    from tui.screens.modals import EditClaimModal
+
+    app = make_app(workbench)
+    async with app.run_test(size=SIZE) as pilot:
+        run_id = await run_answer(app, pilot)
+        first = rq.run_claims(app.db, run_id)[0]
+        # the inspector: passages with their retrieval scores and probability bars
+        app.query_one("#claims").focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, InspectorScreen)
+        cards = [plain(w.content) for w in app.screen.query(".card")]
+        assert cards[0].startswith(first.text)
+        assert len(cards) == 1 + 3  # the claim, then top-k = 3 passages
+        assert all("fused" in c and "bm25" in c and "dense" in c for c in cards[1:])
+        assert any("entail" in c and "contradict" in c for c in cards[1:])
+        await pilot.press("escape")
+        # edit the first claim: only it is re-verified
+        other_verdict = app.db.execute("SELECT id FROM verdicts WHERE claim_id = ?",
+                                       [rq.run_claims(app.db, run_id)[1].id]).fetchall()
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, EditClaimModal)
+        field = app.screen.query_one(Input)
+        field.value = "Bariatric surgery improves mental health outcomes."
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        edited = rq.run_claims(app.db, run_id)[0]
+        assert edited.text == "Bariatric surgery improves mental health outcomes." and edited.status == "done"
+        assert app.db.execute("SELECT original_text FROM claims WHERE id = ?", [edited.id]).fetchone()[0] == first.text
+        assert app.db.execute("SELECT id FROM verdicts WHERE claim_id = ?",
+                              [rq.run_claims(app.db, run_id)[1].id]).fetchall() == other_verdict
+        assert str(app.query_one("#claims").get_row_at(0)[4]).startswith("Bariatric surgery improves")
+        # label the model's verdict: stored beside it, shown in the table
+        await pilot.press("x")
+        await pilot.pause()
+        (note,) = claim_annotations(app.db, edited.id)
+        assert note.judgement == "wrong" and note.verdict_id is not None
+        assert str(app.query_one("#claims").get_row_at(0)[3]) == "✘"
+        # export as JSONL
+        await pilot.press("ctrl+e")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportModal)
+        out = tmp_path / "run.jsonl"
+        app.screen.query_one("#format").value = "jsonl"
+        await pilot.pause()
+        app.screen.query_one("#export-path", Input).value = str(out)
+        app.screen.query_one("#export-path", Input).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [x["text"] for x in lines] == [c.text for c in rq.run_claims(open_db(workbench.settings.db_path), run_id)]
+    assert lines[0]["human_judgement"] == "wrong" and len(lines[0]["evidence"]) == 3
+    assert lines[2]["checkable"] is False and lines[2]["note"]
+
+
+async def test_history_reopen_compare_and_delete(workbench):
+    from tui.screens.compare import CompareScreen
+    from tui.screens.history import HistoryScreen
+    from tui.screens.modals import ConfirmModal
+
+    app = make_app(workbench)
+    async with app.run_test(size=SIZE) as pilot:
+        first = await run_answer(app, pilot)
+        await pilot.press("ctrl+n")
+        second = await run_answer(app, pilot, ANSWER.replace("KLF4", "KLF5"))
+        assert second != first
+        await pilot.press("f2")
+        await pilot.pause()
+        assert isinstance(app.screen, HistoryScreen)
+        runs = app.screen.query_one("#runs")
+        assert runs.row_count == 2
+        await pilot.press("space", "down", "space", "c")
+        await pilot.pause()
+        assert isinstance(app.screen, CompareScreen)
+        summary = str(app.screen.query_one("#compare-summary").render())
+        assert summary.startswith("4 claims: 2 in both runs")
+        await pilot.press("escape")
+        await pilot.press("f2")
+        await pilot.pause()
+        await pilot.press("down", "enter")  # the older run
+        await pilot.pause()
+        assert app.run_id == first and app.query_one("#answer").text == ANSWER
+        await pilot.press("f2")
+        await pilot.pause()
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal)
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.screen.query_one("#runs").row_count == 1
+        assert rq.get_run(app.db, second) is None and rq.get_run(app.db, first) is not None
+        assert app.db.execute("SELECT count(*) FROM claims WHERE run_id = ?", [second]).fetchone()[0] == 0
+
+
+async def test_interrupted_run_resumes_in_the_app(workbench):
+    """A run cut off after its first verdict (as by a crash) is reopened and finished; the
+    stored verdict is kept, not recomputed."""
+    import threading
+
+    from core.pipeline import Cancelled
+
+    db = workbench.open_db()
+    pipe = workbench.pipeline(db, workbench_options(workbench))
+    cancel = threading.Event()
+    run_id = pipe.start(ANSWER)
+    with pytest.raises(Cancelled):
+        pipe.resume(run_id, lambda e: e.kind == "verdict_ready" and cancel.set(), cancel)
+    kept = db.execute("SELECT v.id FROM verdicts v JOIN claims c ON c.id = v.claim_id WHERE c.run_id = ?",
+                      [run_id]).fetchall()
+    assert len(kept) == 1
+    app = make_app(workbench)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f2")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.run_id == run_id
+        await pilot.press("ctrl+r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.run_id == run_id  # the same run, finished
+    assert rq.get_run(db, run_id).status == "done"
+    assert db.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
+    after = db.execute("SELECT v.id FROM verdicts v JOIN claims c ON c.id = v.claim_id WHERE c.run_id = ?",
+                       [run_id]).fetchall()
+    assert len(after) == 2 and kept[0] in after
+
+
+def workbench_options(workbench):
+    from core.workbench import RunOptions
+
+    return RunOptions.from_settings(workbench.settings)
+
+
+async def test_settings_are_saved_and_bad_models_reach_the_error_modal(workbench, tmp_path):
+    from textual.widgets import Input
+
+    from tui.screens.modals import ErrorModal
+    from tui.screens.settings import SettingsScreen
+
+    app = make_app(workbench, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f3")
+        await pilot.pause()
+        assert isinstance(app.screen, SettingsScreen)
+        app.screen.query_one("#top_k", Input).value = "500"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert "top-k must be between 1 and 100" in str(app.screen.query_one("#settings-error").render())
+        app.screen.query_one("#top_k", Input).value = "5"
+        app.screen.query_one("#verifier", Input).value = str(tmp_path / "no-such-model")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        saved = load_settings(tmp_path / "settings.toml")
+        assert saved.top_k == 5 and saved.verifier == str(tmp_path / "no-such-model")
+        assert app.workbench.settings.top_k == 5
+        await run_answer_expecting_error(app, pilot)
+        assert isinstance(app.screen, ErrorModal)
+        assert "no-such-model" in app.screen.message
+        assert not app.running
+
+
+async def run_answer_expecting_error(app, pilot):
+    from textual.widgets import TextArea
+
+    app.query_one("#answer", TextArea).load_text(ANSWER)
+    await pilot.press("ctrl+r")
+    await app.workers.wait_for_complete()
+    await pilot.pause()

@@ -19,7 +19,7 @@ from pathlib import Path
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Grid, Horizontal, Vertical
 from textual.widgets import Button, DataTable, Footer, Select, Static, TextArea
 from textual.widgets.text_area import Selection
 from textual.worker import Worker, WorkerState
@@ -37,8 +37,8 @@ from tui.messages import IndexProgress, RunEvent, Status
 from tui.widgets.claims import ClaimsTable
 from tui.widgets.inspector import EvidenceInspector
 
-VERIFIERS = {"embedded": "NLI (embedded)", "llm": "LLM judge (GGUF)"}
-DECOMPOSER_NAMES = {"rules": "rules (atomic)", "sentence": "sentences", "llm": "LLM (GGUF)"}
+VERIFIERS = {"embedded": "NLI verifier", "llm": "LLM judge"}
+DECOMPOSER_NAMES = {"rules": "rule claims", "sentence": "sentences", "llm": "LLM claims"}
 ALL_SOURCES = "__all__"
 
 
@@ -91,11 +91,14 @@ class ClaimscopeApp(App):
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield TextArea(id="answer", soft_wrap=True, tab_behavior="focus")
-                with Horizontal(id="controls"):
-                    yield Select([("all sources", ALL_SOURCES)], id="source", allow_blank=False)
-                    yield Select([(v, k) for k, v in DECOMPOSER_NAMES.items()], id="decomposer", allow_blank=False)
-                    yield Select([(v, k) for k, v in VERIFIERS.items()], id="verifier", allow_blank=False)
-                    yield Button("Run ▶", id="run-button", variant="primary")
+                with Grid(id="controls"):
+                    yield Select([("all sources", ALL_SOURCES)], id="source", allow_blank=False,
+                                 tooltip="Knowledge source the evidence comes from")
+                    yield Select([(v, k) for k, v in DECOMPOSER_NAMES.items()], id="decomposer", allow_blank=False,
+                                 tooltip="How the answer is split into claims")
+                    yield Select([(v, k) for k, v in VERIFIERS.items()], id="verifier", allow_blank=False,
+                                 tooltip="What judges each claim against its evidence")
+                    yield Button("Run ▶", id="run-button", variant="primary", tooltip="Run (ctrl+r)")
             with Vertical(id="right"):
                 yield ClaimsTable(id="claims")
                 yield EvidenceInspector(id="inspector")
@@ -477,9 +480,7 @@ class ClaimscopeApp(App):
                     self._error("Cannot save the settings", str(exc))
                     return
                 self.notify(f"Settings saved to {path}")
-            models_changed = (settings.embedder, settings.device, settings.llm) != (
-                self.workbench.settings.embedder, self.workbench.settings.device, self.workbench.settings.llm)
-            self.workbench = Workbench(settings) if models_changed else _rebind(self.workbench, settings)
+            self.workbench = self.workbench.with_settings(settings)
             self.set_theme_name(settings.theme)
             if settings.keymap:
                 self.set_keymap(settings.keymap)
@@ -518,9 +519,3 @@ def _reopen_event(run_id: int):
     from core.pipeline import Event
 
     return Event(run_id, "run_reopened", {})
-
-
-def _rebind(workbench: Workbench, settings: Settings) -> Workbench:
-    """Same models, new run defaults: keep the loaded models."""
-    workbench.settings = settings
-    return workbench

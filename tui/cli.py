@@ -191,6 +191,7 @@ def source_add(
         fmt_used = fmt if fmt != "auto" else _detected(path)
         where, attribution, licence = str(path.expanduser().resolve()), None, None
     db = _db(ctx)
+    embedder = _embedder_factory(settings.embedder)()  # a bad model is reported before any progress output
     err.print(f"indexing {len(docs)} documents into source {name!r} …")
     with progress_bar() as update:
         report = add_source(
@@ -199,7 +200,7 @@ def source_add(
             docs,
             fmt=fmt_used,
             path=where,
-            embedder=_embedder_factory(settings.embedder)(),
+            embedder=embedder,
             splitter=SpacySentenceSplitter(),
             attribution=attribution,
             licence=licence,
@@ -297,7 +298,9 @@ def search(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per passage on stdout.")] = False,
 ) -> None:
     """Ranked passages with title, each retriever's score and rank, and the best-matching sentence."""
+    from core.settings import check_text_size
 
+    check_text_size(query, "the query")
     searcher = _searcher(ctx, _db(ctx), source)
     hits = searcher.search(query, k=k, mode=mode, sources=source)
     print_hits(hits, mode, as_json, searcher)
@@ -375,7 +378,7 @@ def decompose(
         raise_input("give either a text or --jsonl FILE")
     if text is not None and not text.strip():
         raise_input("the text is empty")
-    items = _check_inputs(None, None, jsonl) if jsonl is not None else [(None, text)]
+    items = _check_inputs(text, None, jsonl)  # also refuses a text over the size limit
     dec = make_decomposer(decomposer, SpacySentenceSplitter, llm_spec=llm)
     for ext_id, body in items:
         claims = dec.decompose(body)
@@ -415,7 +418,9 @@ def verify(
 ) -> None:
     """Verify one claim against a knowledge source: verdict, signed support score, evidence."""
     from core.pipeline import verify_claim
+    from core.settings import check_text_size
 
+    check_text_size(claim, "the claim")
     db = _db(ctx)
     searcher = _searcher(ctx, db, source)
     result = verify_claim(db, searcher, _verifier(verifier, grounding), claim, sources=source, k=k, mode=mode)
@@ -467,7 +472,9 @@ CHECK_HELP = (
     "Check a text: split it into claims, retrieve evidence for each, verify, score. "
     "Give the text as an argument, or --file F, or --jsonl F (one object per line with "
     "'text' and optional 'id'; one run per line). Results go to stdout (or --out), progress "
-    "to stderr. An interrupted run is kept: finish it with --resume RUN. "
+    "to stderr. An interrupted run is kept: finish it with --resume RUN. Re-running the same "
+    "--jsonl file resumes it: a line whose id and text already have a run made with the same "
+    "settings reuses that run (finishing it if it was interrupted) instead of starting a new one. "
     "Exit codes: 0 done, 2 bad input, 3 unknown run or source, 130 interrupted (resumable)."
 )
 
@@ -524,8 +531,14 @@ def check(
                     update(f"run {event.run_id}", 1, None)
 
             for ext_id, body in inputs or [(None, None)]:
-                run_id = resume if body is None else pipeline.start(body, ext_id, listen)
-                pipeline.resume(run_id, listen)
+                # A batch line already run with the same settings (an earlier, interrupted
+                # invocation) is resumed or reused, never started twice.
+                prior = rq.find_run(db, ext_id, rq.input_hash(body), pipeline.config()) if jsonl and body else None
+                run_id = resume if body is None else (prior.id if prior else pipeline.start(body, ext_id, listen))
+                if prior is not None:
+                    update(f"run {run_id}", 0, len(rq.run_claims(db, run_id)))
+                if prior is None or prior.status != "done":
+                    pipeline.resume(run_id, listen)
                 result = {
                     "run_id": run_id, "id": rq.get_run(db, run_id).external_id,
                     "claims": rq.run_results(db, run_id), "scores": rq.run_scores(db, run_id),
@@ -544,11 +557,16 @@ def check(
 
 
 def _check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
-    """(external id, text) per run to create; [] when resuming."""
+    """(external id, text) per run to create; [] when resuming. Every text is checked here
+    (empty, too long, not text) so a bad batch line stops the batch before anything runs."""
     from core.errors import InputError
-    from core.sources import _jsonl_records
+    from core.settings import check_text_size
+    from core.sources import _field, _jsonl_records, read_text_file
 
     if text is not None:
+        if not text.strip():
+            raise InputError("the text is empty")
+        check_text_size(text, "the text")
         return [(None, text)]
     if file is not None:
         file = file.expanduser()
@@ -556,10 +574,11 @@ def _check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
             raise InputError("no such file", file)
         if file.is_dir():
             raise InputError("is a directory, expected a text file", file)
-        try:
-            return [(file.name, file.read_text(encoding="utf-8"))]
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", file) from None
+        body = read_text_file(file)
+        if not body.strip():
+            raise InputError("is empty", file)
+        check_text_size(body, "the text", file)
+        return [(file.name, body)]
     if jsonl is not None:
         jsonl = jsonl.expanduser()
         if not jsonl.exists():
@@ -569,7 +588,9 @@ def _check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
             body = obj.get("text")
             if not isinstance(body, str) or not body.strip():
                 raise InputError("needs a non-empty string field 'text'", jsonl, lineno)
-            items.append((str(obj.get("id", lineno)), body))
+            check_text_size(body, "field 'text'", jsonl, lineno)
+            ext_id = _field(obj, "id", (str, int), jsonl, lineno, required=False)
+            items.append((str(lineno if ext_id is None else ext_id), body))
         if not items:
             raise InputError("contains no inputs", jsonl)
         return items

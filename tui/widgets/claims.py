@@ -11,7 +11,7 @@ from textual.widgets import DataTable
 from store.inspect import ClaimView
 from tui.widgets.verdicts import support_text, verdict_badge
 
-HUMAN = {"correct": Text("✔ correct"), "wrong": Text("✘ wrong")}
+HUMAN = {"correct": Text("✔"), "wrong": Text("✘")}  # the person's judgement of the verdict
 
 
 class ClaimsTable(DataTable):
@@ -30,11 +30,25 @@ class ClaimsTable(DataTable):
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = True
-        self.add_column("#", key="idx", width=3)
-        self.add_column("verdict", key="verdict", width=18)
-        self.add_column("support", key="support", width=7)
-        self.add_column("human", key="human", width=9)
+        self.add_column("#", key="idx", width=2)
+        self.add_column("verdict", key="verdict", width=17)
+        self.add_column("supp.", key="support", width=5)
+        self.add_column("you", key="human", width=3)
         self.add_column("claim", key="claim")
+
+    def on_resize(self) -> None:
+        self.fit_claim_column()
+
+    def fit_claim_column(self) -> None:
+        """The claim column takes the width left by the others (long claims are cut; the
+        inspector shows the whole claim), so the table never scrolls sideways."""
+        column = self.columns.get("claim")  # type: ignore[call-overload]
+        if column is None:
+            return
+        others = sum(c.get_render_width(self) for key, c in self.columns.items() if key != "claim")
+        column.auto_width = False
+        column.width = max(10, self.scrollable_content_region.width - others - 2 * self.cell_padding)
+        self.refresh()
 
     def _cells(self, c: ClaimView, stage: str | None, colours: Mapping[str, str]) -> list:
         human = HUMAN.get(c.human_judgement or "", Text(c.human_label or ""))

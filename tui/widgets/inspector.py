@@ -53,14 +53,16 @@ def evidence_card(claim: ClaimView, ev: EvidenceView, colours: Mapping[str, str]
                    _fmt(ev.dense_score, ev.dense_rank, "dense")]),
         style="dim",
     ))
-    parts.append(passage_text(ev, deciding, colours))
     if best is not None:
         unit = {"sentence": "best sentence", "passage": "whole passage", "set": "sentence set"}[best.unit]
         grounded = "" if best.grounded else "  (does not name the claim's subject: cannot decide)"
         parts.append(Text(f"{unit}: P(e−c) {best.support:+.2f}{grounded}", style="italic"))
+        if best.unit != "passage":
+            parts.append(Text(f"“{best.text}”", style=colours.get("accent", "")))
         for name, p, var in zip(("entail", "neutral", "contradict"), best.probs,
                                 ("verdict-supported", "verdict-nei", "verdict-refuted"), strict=True):
             parts.append(prob_bar(name, p, colours.get(var, "")))
+    parts.append(passage_text(ev, deciding, colours))
     return Group(*parts, Text(""))
 
 

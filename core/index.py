@@ -25,7 +25,7 @@ from core.chunk import chunk
 from core.errors import InputError, NotFoundError
 from models.embed import Embedder
 from models.nlp import SentenceSplitter
-from models.vector_index import VectorIndex
+from models.vector_index import VectorIndex, atomic_write_text
 from store import sources as sq
 from store.db import write_tx
 from store.records import DocumentRecord, PassageRecord, SourceInfo
@@ -86,11 +86,80 @@ def add_source(
         raise InputError(f"source {name!r} has no documents")
     t0 = time.perf_counter()
     report = progress or (lambda *_: None)
-    existing = sq.get_source(db, name)
-    stored = sq.document_hashes(db, existing.id) if existing else {}
-    rechunk = existing is not None and (existing.chunk_words, existing.chunk_overlap) != (chunk_words, chunk_overlap)
+    # Optimistic concurrency: plan and prepare outside the write lock, then write only if what
+    # is stored is still what the plan was made from. Another process indexing the same source
+    # at the same moment (two `source add`, or the TUI and the CLI) makes the check fail; the
+    # plan is then made again from the new state (cheap: sentences are kept on the documents,
+    # vectors come back from the embedding cache the other process filled).
+    for _attempt in range(MAX_PLAN_ATTEMPTS):
+        snapshot = _stored_state(db, name)
+        plan = _plan(snapshot, documents, chunk_words, chunk_overlap)
+        chunked, vectors, hashes, embedded = _prepare(db, plan.todo, embedder, splitter, chunk_words, chunk_overlap, report)
+        model = embedder.ref.model_id
+        with write_tx(db):
+            if _stored_state(db, name) != snapshot:
+                continue  # someone else wrote this source meanwhile: plan again
+            source_id = sq.upsert_source(
+                db,
+                name=name,
+                format=fmt,
+                path=path,
+                attribution=attribution,
+                licence=licence,
+                chunk_words=chunk_words,
+                chunk_overlap=chunk_overlap,
+            )
+            sq.delete_documents(db, plan.replaced + plan.removed)
+            passage_ids: list[int] = []
+            for doc, h, passages in chunked:
+                passage_ids.extend(sq.insert_document(db, source_id, doc, h, passages))
+            sq.insert_embeddings(db, model, passage_ids, vectors)
+            sq.cache_embeddings(db, model, hashes, vectors)
+            sq.refresh_source_counts(db, source_id, time.perf_counter() - t0)
+        break
+    else:
+        raise InputError(f"source {name!r} kept changing while it was being indexed; try again")
+    ensure_embeddings(db, name, embedder, progress)
+    info = sq.get_source(db, name)
+    assert info is not None
+    vector_index(db, info, model)
+    seconds = time.perf_counter() - t0
+    with write_tx(db):
+        sq.refresh_source_counts(db, info.id, seconds)
+    return IndexReport(
+        name,
+        added=len(plan.todo) - len(plan.replaced),
+        updated=len(plan.replaced),
+        removed=len(plan.removed),
+        unchanged=len(documents) - len(plan.todo),
+        passages_added=len(passage_ids),
+        passages_embedded=embedded,
+        seconds=seconds,
+    )
 
-    todo: list[tuple[DocumentRecord, str]] = []
+
+MAX_PLAN_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class _Plan:
+    todo: list[tuple[DocumentRecord, str]]  # documents to (re-)index, with their content hash
+    replaced: list[int]  # stored document ids the todo replaces
+    removed: list[int]  # stored document ids no longer in the input
+
+
+def _stored_state(db: sqlite_utils.Database, name: str) -> tuple[tuple[int, int] | None, dict[str, tuple[int, str]]]:
+    """What indexing depends on: the source's chunk settings and its stored document hashes."""
+    existing = sq.get_source(db, name)
+    if existing is None:
+        return None, {}
+    return (existing.chunk_words, existing.chunk_overlap), sq.document_hashes(db, existing.id)
+
+
+def _plan(snapshot, documents: list[DocumentRecord], chunk_words: int, chunk_overlap: int) -> _Plan:
+    chunking, stored = snapshot
+    rechunk = chunking is not None and chunking != (chunk_words, chunk_overlap)
+    todo = []
     for doc in documents:
         h = content_hash(doc)
         if rechunk or stored.get(doc.ext_id, (None, None))[1] != h:
@@ -98,7 +167,11 @@ def add_source(
     incoming = {d.ext_id for d in documents}
     replaced = [stored[d.ext_id][0] for d, _ in todo if d.ext_id in stored]
     removed = [doc_id for ext, (doc_id, _) in stored.items() if ext not in incoming]
+    return _Plan(todo, replaced, removed)
 
+
+def _prepare(db, todo, embedder: Embedder, splitter: SentenceSplitter, chunk_words: int, chunk_overlap: int, report):
+    """Sentences, passages and vectors for the documents to index; nothing is written."""
     # 1. sentences (spaCy) for documents that do not bring their own
     need = [d for d, _ in todo if d.sentences is None]
     if need:
@@ -113,45 +186,9 @@ def add_source(
         (d, h, chunk(d.text, d.sentences or [(0, len(d.text))], chunk_words, chunk_overlap)) for d, h in todo
     ]
     # 3. vectors (from the cache where the same text was embedded before)
-    model = embedder.ref.model_id
     texts = [passage_embedding_text(d.title, p.text) for d, _, ps in chunked for p in ps]
     vectors, hashes, embedded = embed_with_cache(db, embedder, texts, report)
-    # 4. one transaction for everything
-    with write_tx(db):
-        source_id = sq.upsert_source(
-            db,
-            name=name,
-            format=fmt,
-            path=path,
-            attribution=attribution,
-            licence=licence,
-            chunk_words=chunk_words,
-            chunk_overlap=chunk_overlap,
-        )
-        sq.delete_documents(db, replaced + removed)
-        passage_ids: list[int] = []
-        for doc, h, passages in chunked:
-            passage_ids.extend(sq.insert_document(db, source_id, doc, h, passages))
-        sq.insert_embeddings(db, model, passage_ids, vectors)
-        sq.cache_embeddings(db, model, hashes, vectors)
-        sq.refresh_source_counts(db, source_id, time.perf_counter() - t0)
-    ensure_embeddings(db, name, embedder, progress)
-    info = sq.get_source(db, name)
-    assert info is not None
-    vector_index(db, info, model)
-    seconds = time.perf_counter() - t0
-    with write_tx(db):
-        sq.refresh_source_counts(db, info.id, seconds)
-    return IndexReport(
-        name,
-        added=len(todo) - len(replaced),
-        updated=len(replaced),
-        removed=len(removed),
-        unchanged=len(documents) - len(todo),
-        passages_added=len(passage_ids),
-        passages_embedded=embedded,
-        seconds=seconds,
-    )
+    return chunked, vectors, hashes, embedded
 
 
 def text_sha256(text: str) -> str:
@@ -258,7 +295,5 @@ def vector_index(
         return None
     index = VectorIndex.build(ids, vecs, kind)
     index.save(path)
-    tmp = meta_path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps({"fingerprint": fingerprint, "model": model, "kind": index.kind, "n": index.size}))
-    tmp.replace(meta_path)
+    atomic_write_text(meta_path, json.dumps({"fingerprint": fingerprint, "model": model, "kind": index.kind, "n": index.size}))
     return index

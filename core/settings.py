@@ -19,6 +19,24 @@ ENV_DB = "CLAIMSCOPE_DB"
 ENV_CONFIG = "CLAIMSCOPE_CONFIG"
 ENV_EMBEDDER = "CLAIMSCOPE_EMBEDDER"
 
+# The longest text one check / decompose / verify / search accepts. Checking costs about a
+# second per claim on a CPU: 100,000 characters (≈ 16,000 words, ≈ 1,000 claims) is already a
+# 10–20 minute run, far beyond any LLM answer, while a 5 MB paste would run for hours (and the
+# sentence parser refuses texts over 2 M characters). Longer inputs get a clear message
+# instead: split them, e.g. one part per line of a --jsonl batch.
+MAX_TEXT_CHARS = 100_000
+
+
+def check_text_size(text: str, what: str, path: str | Path | None = None, line: int | None = None) -> None:
+    """Refuse a text over :data:`MAX_TEXT_CHARS` with a message naming it (and its line)."""
+    if len(text) > MAX_TEXT_CHARS:
+        raise InputError(
+            f"{what} is {len(text):,} characters; claimscope takes at most {MAX_TEXT_CHARS:,} per text "
+            "(split it, e.g. one part per line with --jsonl)",
+            path,
+            line,
+        )
+
 
 def default_db_path() -> Path:
     from platformdirs import user_data_dir
@@ -119,16 +137,24 @@ def save_settings(settings: Settings, path: Path | None = None) -> Path:
 
 
 def load_settings(config_path: Path | None = None) -> Settings:
-    """Defaults, then the TOML file (if any), then environment variables."""
-    path = config_path or Path(os.environ.get(ENV_CONFIG) or default_config_path())
+    """Defaults, then the TOML file (if any), then environment variables.
+
+    A file named on the command line (``--config``) must exist: a typo there would otherwise
+    silently run on the defaults. The default file, or one named by ``CLAIMSCOPE_CONFIG``,
+    may not exist yet (the TUI creates it on its first save)."""
+    if config_path is not None and not config_path.expanduser().exists():
+        raise InputError("no such config file", config_path)
+    path = Path(config_path or os.environ.get(ENV_CONFIG) or default_config_path()).expanduser()
     values: dict = {}
     if path.exists():
         if path.is_dir():
             raise InputError("config path is a directory, expected a TOML file", path)
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise InputError(f"invalid TOML: {exc}", path) from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"invalid TOML: {exc}", path) from None
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", path) from None
         known = {f.name: f for f in fields(Settings)}
         for key, value in data.items():
             if key not in known:

@@ -227,11 +227,20 @@ def _load_scifact(path: Path) -> list[DocumentRecord]:
     return docs
 
 
-def _read_text_file(path: Path) -> str:
+def read_text_file(path: Path) -> str:
+    """A UTF-8 text file's contents; binary data (invalid UTF-8, or NUL bytes, as in UTF-16 or
+    executable files) is refused with a message naming the file."""
     try:
-        return path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", path) from None
+    _refuse_nul(text, path)
+    return text
+
+
+def _refuse_nul(text: str, path: Path, line: int | None = None) -> None:
+    if "\x00" in text:
+        raise InputError("contains a NUL byte: binary data, or text not in UTF-8 (UTF-16?)", path, line)
 
 
 def _title_of(path: Path, text: str) -> str:
@@ -249,7 +258,7 @@ def _load_folder(path: Path) -> list[DocumentRecord]:
         raise InputError("format folder takes a folder of .txt/.md files or one such file", path)
     docs = []
     for f in files:
-        text = _read_text_file(f).strip()
+        text = read_text_file(f).strip()
         if text:
             ext_id = str(f.relative_to(path)) if path.is_dir() else f.name
             docs.append(DocumentRecord(ext_id, _title_of(f, text), text, url=f.resolve().as_uri()))
@@ -258,9 +267,12 @@ def _load_folder(path: Path) -> list[DocumentRecord]:
 
 def _load_csv(path: Path, cols: CsvColumns) -> list[DocumentRecord]:
     docs, seen = [], {}
+    row_start = 1  # first line of the record being read (a quoted field may span lines)
     try:
         with path.open("r", encoding="utf-8", newline="") as fh:
-            reader = csv.DictReader(fh)
+            # strict: an unclosed quote or a stray character after a closing quote is an
+            # error, not a field that silently swallows the rest of the file
+            reader = csv.DictReader(fh, strict=True)
             header = reader.fieldnames or []
             if cols.text not in header:
                 raise InputError(
@@ -268,10 +280,13 @@ def _load_csv(path: Path, cols: CsvColumns) -> list[DocumentRecord]:
                     "choose one with --text-column",
                     path,
                 )
+            row_start = reader.line_num + 1
             for row in reader:
-                lineno = reader.line_num
+                lineno, row_start = row_start, reader.line_num + 1
                 if None in row:
                     raise InputError("more fields than the header has columns", path, lineno)
+                for value in row.values():
+                    _refuse_nul(value or "", path, lineno)
                 text = (row.get(cols.text) or "").strip()
                 if not text:
                     continue
@@ -290,5 +305,5 @@ def _load_csv(path: Path, cols: CsvColumns) -> list[DocumentRecord]:
     except UnicodeDecodeError as exc:
         raise InputError(f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", path) from None
     except csv.Error as exc:
-        raise InputError(f"malformed CSV: {exc}", path) from None
+        raise InputError(f"malformed CSV ({exc}; check the quoting)", path, row_start) from None
     return docs

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 from dataclasses import dataclass
 from functools import lru_cache
@@ -106,9 +107,14 @@ _PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 
 
 def check_safe_weights(folder: Path) -> None:
-    """Refuse model folders that carry only pickle checkpoints (arbitrary code on load)."""
+    """Refuse model folders that carry only pickle checkpoints (arbitrary code on load), and
+    safetensors files that are truncated or damaged (a half-copied download would otherwise
+    fail deep inside the loader with an unhelpful error)."""
     files = [p for p in folder.rglob("*") if p.is_file()]
     if any(p.suffix in _SAFE_SUFFIXES for p in files):
+        for p in files:
+            if p.suffix == ".safetensors":
+                check_safetensors_file(p)
         return
     if any(p.suffix in _PICKLE_SUFFIXES for p in files):
         raise ModelError(
@@ -116,6 +122,30 @@ def check_safe_weights(folder: Path) -> None:
             "safetensors, ONNX or GGUF weights: convert the model to safetensors first"
         )
     raise ModelError(f"{folder} holds no model weights (.safetensors, .onnx or .gguf)")
+
+
+def check_safetensors_file(path: Path) -> None:
+    """Check a safetensors file's framing without reading its tensors: an 8-byte little-endian
+    header length, a JSON header, and exactly as many data bytes as the header's largest
+    ``data_offsets`` end (the format's definition). Raises :class:`ModelError` naming the file."""
+    size = path.stat().st_size
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(8)
+            if len(head) < 8:
+                raise ValueError(f"{size} bytes, too short for a header")
+            n = int.from_bytes(head, "little")
+            if n > size - 8:
+                raise ValueError(f"header of {n} bytes in a {size}-byte file")
+            header = json.loads(fh.read(n))
+        if not isinstance(header, dict):
+            raise ValueError("the header is not a JSON object")
+        ends = [int(t["data_offsets"][1]) for k, t in header.items() if k != "__metadata__"]
+    except (ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError) as exc:
+        raise ModelError(f"{path} is not a valid safetensors file ({exc}); re-copy the model") from None
+    expected = 8 + n + max(ends, default=0)
+    if size < expected:
+        raise ModelError(f"{path} is truncated: {size} bytes, its header describes {expected}; re-copy the model")
 
 
 def weights_sha256(path: Path) -> str:

@@ -59,15 +59,7 @@ class VectorIndex:
     def save(self, path: Path) -> None:
         import faiss
 
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        os.close(fd)
-        try:
-            faiss.write_index(self._index, tmp)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        _atomic_write(path, lambda tmp: faiss.write_index(self._index, tmp))
 
     @classmethod
     def load(cls, path: Path, kind: str) -> VectorIndex:
@@ -77,3 +69,26 @@ class VectorIndex:
         if kind == "hnsw":
             faiss.downcast_index(index.index).hnsw.efSearch = HNSW_EF_SEARCH
         return cls(index, kind)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write a small text file (the index's metadata) the same way as the index itself."""
+    _atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
+def _atomic_write(path: Path, write) -> None:
+    """``write(tmp)`` into a uniquely named temp file beside ``path``, flushed to disk, then
+    renamed over it. Readers see the old file or the new one, never a half-written one, even if
+    the process is killed mid-write; two processes saving at once each use their own temp
+    file (a fixed ``.tmp`` name would let one rename the other's file away)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

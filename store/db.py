@@ -47,6 +47,7 @@ def open_db(path: str | Path) -> sqlite_utils.Database:
     path = Path(path).expanduser()
     if path.is_dir():
         raise StoreError(f"database path {path} is a directory, not a file")
+    _refuse_truncated(path)
     if not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -72,6 +73,30 @@ def open_db(path: str | Path) -> sqlite_utils.Database:
         conn.close()
         raise StoreError(f"{path} is not a usable claimscope database: {exc}") from exc
     return db
+
+
+def _refuse_truncated(path: Path) -> None:
+    """Refuse a database file shorter than its own header says (a half-copied file, a disk that
+    filled up during a copy). SQLite reads the missing pages as zeros, so such a file opens
+    and silently shows tables as empty — stored runs would look lost. The in-header page count
+    is only trusted when its version-valid-for number matches the change counter (SQLite file
+    format §1.3.8); a checkpoint sizes the file before it writes page 1, so a file being
+    written by another process never looks truncated."""
+    try:
+        with path.open("rb") as fh:
+            header = fh.read(100)
+        size = path.stat().st_size
+    except OSError:
+        return  # a missing file is created; other problems are reported by connect()
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        return
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    if pages and header[24:28] == header[92:96] and size < pages * page_size:
+        raise StoreError(
+            f"{path} is truncated: {size} bytes, its header says {pages * page_size}; restore it from a backup"
+        )
 
 
 def _migrate(db: sqlite_utils.Database, version: int) -> None:

@@ -244,3 +244,27 @@ def list_runs(db: sqlite_utils.Database, limit: int = 50) -> list[dict]:
     ).fetchall()
     keys = ("id", "created_at", "status", "external_id", "input", "claims", "factual_precision")
     return [dict(zip(keys, r, strict=True)) for r in rows]
+
+
+def input_hash(input_text: str) -> str:
+    """The ``runs.input_hash`` of a text (sha256 of its UTF-8 bytes, as :func:`create_run` stores it)."""
+    return hashlib.sha256(input_text.encode("utf-8")).hexdigest()
+
+
+def find_run(
+    db: sqlite_utils.Database, external_id: str | None, input_hash: str, config: dict | None = None
+) -> RunRow | None:
+    """The newest stored run of this input (external id + input text hash), if any.
+
+    Why: a batch (``check --jsonl``) re-run after a crash or Ctrl+C must resume the runs it
+    already started instead of creating a second run per line. With ``config`` only a run made
+    with the same stages and settings counts: the same text checked against another source or
+    verifier is a different run.
+    """
+    sql = "SELECT id FROM runs WHERE external_id IS ? AND input_hash = ?"
+    params: list = [external_id, input_hash]
+    if config is not None:
+        sql += " AND config = ?"
+        params.append(json.dumps(config, sort_keys=True))
+    row = db.execute(sql + " ORDER BY id DESC LIMIT 1", params).fetchone()
+    return get_run(db, row[0]) if row else None

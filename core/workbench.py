@@ -107,7 +107,15 @@ class Workbench:
     def decomposer(self, name: str):
         from core.decompose import make_decomposer
 
-        return self._model(("decomposer", name), lambda: make_decomposer(name, self.splitter))
+        llm = self.settings.llm if name == "llm" else None
+        return self._model(("decomposer", name, llm or ""), lambda: make_decomposer(name, self.splitter, llm))
+
+    def warm_up(self, options: RunOptions) -> None:
+        """Load every model a run with ``options`` needs, so the first run starts at once."""
+        self.embedder()
+        self.splitter()
+        self.verifier(options)
+        self.decomposer(options.decomposer)
 
     def pipeline(self, db: sqlite_utils.Database, options: RunOptions, progress: Progress | None = None):
         """A pipeline on ``db`` (the calling thread's connection); built-in sources the run

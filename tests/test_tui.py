@@ -43,12 +43,12 @@ def workbench(shared_models, db_path) -> Workbench:
     return shared_models.with_settings(Settings(db_path=db_path, sources=("scifact-mini",), top_k=3))
 
 
-def make_app(workbench, tmp_path=None):
+def make_app(workbench, tmp_path=None, preload: bool = True):
     from tui.app import ClaimscopeApp
 
     ticks = iter(range(1000))
     return ClaimscopeApp(workbench, settings_path=tmp_path / "settings.toml" if tmp_path else None,
-                         persist_settings=tmp_path is not None, clock=lambda: float(next(ticks)))
+                         persist_settings=tmp_path is not None, clock=lambda: float(next(ticks)), preload=preload)
 
 
 def plain(renderable) -> str:

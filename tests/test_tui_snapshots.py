@@ -22,7 +22,7 @@ def still(app) -> None:
 
 
 def test_empty_workbench(snap_compare, workbench):
-    app = make_app(workbench)
+    app = make_app(workbench, preload=False)
 
     async def before(pilot):
         still(app)
@@ -34,7 +34,7 @@ def test_empty_workbench(snap_compare, workbench):
 @pytest.fixture()
 def finished(workbench):
     """An app that has run ANSWER to the end and selected the first claim."""
-    app = make_app(workbench)
+    app = make_app(workbench, preload=False)
 
     async def before(pilot):
         from textual.widgets import TextArea
@@ -67,7 +67,7 @@ def test_inspector_screen(snap_compare, finished):
 
 
 def test_help_screen(snap_compare, workbench):
-    app = make_app(workbench)
+    app = make_app(workbench, preload=False)
 
     async def before(pilot):
         still(app)

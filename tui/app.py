@@ -66,12 +66,14 @@ class ClaimscopeApp(App):
         settings_path: Path | None = None,
         persist_settings: bool = True,
         clock: Callable[[], float] = time.perf_counter,
+        preload: bool = True,
     ) -> None:
         super().__init__()
         self.workbench = workbench
         self.settings_path = settings_path
         self.persist_settings = persist_settings
         self.clock = clock
+        self.preload = preload
         self.db = None  # the UI thread's connection (reads and annotations); workers open their own
         self.run_id: int | None = None
         self.stages: dict[int, str] = {}  # claim id → retrieving | verifying while a worker has it
@@ -119,6 +121,15 @@ class ClaimscopeApp(App):
         self._fill_controls()
         self.query_one("#inspector", EvidenceInspector).show(None, self.colours)
         self.query_one("#answer", TextArea).focus()
+        if self.preload:
+            self.warm_up(self.options())
+
+    @work(thread=True, group="warmup", exit_on_error=False, description="Loading models")
+    def warm_up(self, options: RunOptions) -> None:
+        """Load the models in the background while the user types (the UI never waits)."""
+        self.post_message(Status("loading models in the background …"))
+        self.workbench.warm_up(options)
+        self.post_message(Status("models ready"))
 
     def _fill_controls(self) -> None:
         from core.sources import BUILTINS
@@ -225,6 +236,9 @@ class ClaimscopeApp(App):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The one error handler: any worker failure is shown in a modal; the run stays stored."""
+        if event.worker.group == "warmup" and event.state == WorkerState.ERROR:
+            self._status(f"could not preload the models ({event.worker.error}); a run will report why")
+            return
         if event.worker.group != "pipeline" or event.state not in (
             WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED
         ):
@@ -241,6 +255,8 @@ class ClaimscopeApp(App):
             self._refresh_header()
 
     def on_status(self, message: Status) -> None:
+        if message.text == "models ready" and (self.running or self.run_id is not None):
+            return  # a run has started meanwhile: its own status lines win
         self._status(message.text)
 
     def on_index_progress(self, message: IndexProgress) -> None:

@@ -70,7 +70,7 @@ def _main(
     st = _state(ctx)
     st.db_path, st.config = db, config
     if ctx.invoked_subcommand is None:
-        ctx.invoke(tui)
+        ctx.invoke(tui, ctx=ctx)
 
 
 def handle_errors(fn):
@@ -674,6 +674,39 @@ def runs_show(
     _print_check([result], "json" if fmt == "json" else "table")
     if fmt != "json":
         _print_scores(result["scores"])
+
+
+@runs_app.command("export")
+@handle_errors
+def runs_export(
+    ctx: typer.Context,
+    run: Annotated[int, typer.Argument(help="Run id.")],
+    out_path: Annotated[Path, typer.Option("--out", "-o", help="File to write.")],
+    fmt: Annotated[str, typer.Option("--format", help="jsonl (lossless), csv or md (report).")] = "md",
+) -> None:
+    """Export a stored run: JSONL (every claim with all evidence and judgements), CSV (a row
+    per claim with its deciding evidence) or a Markdown report."""
+    from core.export import export_run
+    from tui.console import err
+
+    written = export_run(_db(ctx), run, fmt, out_path)
+    err.print(f"exported run {run} to {written}", markup=False)
+
+
+@runs_app.command("delete")
+@handle_errors
+def runs_delete(ctx: typer.Context, run: Annotated[int, typer.Argument(help="Run id.")]) -> None:
+    """Delete a stored run and everything recorded with it."""
+    from core.errors import NotFoundError
+    from store.db import write_tx
+    from store.inspect import delete_run
+    from tui.console import err
+
+    db = _db(ctx)
+    with write_tx(db):
+        if not delete_run(db, run):
+            raise NotFoundError(f"no run {run}")
+    err.print(f"deleted run {run}", markup=False)
 
 
 # ---------------------------------------------------------------- workbench

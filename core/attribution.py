@@ -179,3 +179,23 @@ def claim_citations(claim: str) -> tuple[int, ...]:
 
 def _probs(p: np.ndarray) -> tuple[float, float, float]:
     return (float(p[0]), float(p[1]), float(p[2]))
+
+
+def store_attribution(db, text: str, result: AnswerAttribution, references: Mapping[int, str | None],
+                      external_id: str | None = None) -> int:
+    """Keep an attributed answer as a run: its sentence claims with their citations, and the
+    ``attribution`` score (value = AutoAIS mean; detail = per-claim labels, kept sentences,
+    and the cited sources' texts, so a viewer shows each claim beside what it cites)."""
+    from store import runs as rq
+    from store.db import write_tx
+
+    detail = result.detail()
+    detail["sources"] = {str(k): v for k, v in references.items()}
+    with write_tx(db):
+        run_id = rq.create_run(db, text, {"kind": "attribution", "threshold": ENTAIL_THRESHOLD, "top_k": TOP_K})
+        rq.set_external_id(db, run_id, external_id)
+        for c in result.claims:
+            rq.add_claim(db, run_id, c.idx, c.text, None, True, None, None, c.citations)
+        rq.set_score(db, run_id, "attribution", result.score, detail)
+        rq.set_run_status(db, run_id, "done")
+    return run_id

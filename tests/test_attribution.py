@@ -109,3 +109,25 @@ def test_expertqa_loader_names_the_bad_line(tmp_path):
     bad.write_text('{"question": "q", "answers": {"s": {"claims": [{"x": 1}]}}}\n')
     with pytest.raises(InputError, match="line 1"):
         load_expertqa(bad)
+
+
+def test_cli_attribute_stores_a_run_that_runs_show_displays(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from tui.cli import app
+
+    db = str(tmp_path / "cli.db")
+    runner = CliRunner()
+    fixture = str(FIXTURES / "expertqa_dev_5.jsonl")
+    res = runner.invoke(app, ["--db", db, "attribute", "--expertqa", fixture, "--index", "1", "--json"])
+    assert res.exit_code == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert set(data["labels"]) == {"Complete", "Partial", "Incomplete", "Missing", "N/A"}
+    assert data["labels"]["N/A"] + data["labels"]["Missing"] == 5  # gpt4 cites URLs only: nothing to judge
+    assert data["score"] is None
+    res = runner.invoke(app, ["--db", db, "runs", "show", str(data["run_id"])])
+    assert res.exit_code == 0 and "attribution" in res.stdout
+    res = runner.invoke(app, ["--db", db, "attribute", "--expertqa", fixture, "--index", "9"])
+    assert res.exit_code == 2 and "5 questions" in res.stderr

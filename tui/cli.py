@@ -1106,6 +1106,51 @@ def eval_factuality(
     _write_report(report, json_out)
 
 
+@app.command()
+@handle_errors
+def attribute(
+    ctx: typer.Context,
+    expertqa: Annotated[Path, typer.Option(help="ExpertQA JSONL: the answers to attribute.")],
+    index: Annotated[int, typer.Option(min=1, help="Which question (line order, from 1).")] = 1,
+    system: Annotated[str | None, typer.Option(help="Which system's answer (default: the first).")] = None,
+    verifier: Annotated[str, typer.Option(help="NLI model: embedded, a folder or a cached HF id.")] = "embedded",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the stored detail as JSON.")] = False,
+) -> None:
+    """Attribution of a cited answer (ExpertQA, seed 002): each claim against the sources it
+    cites — Complete / Partial / Incomplete / Missing / N/A — stored as a run."""
+    from core.attribution import AnswerAttribution, Attributor, store_attribution
+    from core.decompose_rules import RulesDecomposer
+    from core.evaluate.attribution import load_expertqa
+    from models.nli import load_nli
+    from models.nlp import SpacySentenceSplitter
+    from tui.console import out
+
+    answers = load_expertqa(expertqa)
+    questions = list(dict.fromkeys(a.question for a in answers))
+    if index > len(questions):
+        raise_input(f"{expertqa} has {len(questions)} questions, not {index}")
+    mine = [a for a in answers if a.question == questions[index - 1] and (system is None or a.system == system)]
+    if not mine:
+        raise_input(f"question {index} has no answer by system {system!r}")
+    ans = mine[0]
+    att = Attributor(load_nli(verifier), SpacySentenceSplitter(), decomposer=RulesDecomposer())
+    result = AnswerAttribution([att.attribute_claim(i, c.text, c.citations, ans.sources) for i, c in enumerate(ans.claims)])
+    text = " ".join(c.text for c in ans.claims)
+    run_id = store_attribution(_db(ctx), text, result, ans.sources, f"{expertqa.name}:{index}:{ans.system}")
+    if as_json:
+        sys.stdout.write(json.dumps({"run_id": run_id, **result.detail()}) + "\n")
+        return
+    score = "—" if result.score is None else f"{result.score:.2f}"
+    out.print(f"run {run_id}: {ans.system} on {ans.question!r}: AutoAIS {score}; {result.labels}", markup=False)
+    for c in result.claims:
+        p = f" P(entail) {c.check.probs[0]:.2f}" if c.check else ""
+        out.print(f" {c.idx + 1:>2}. {c.label:<10}{p}  cites {list(c.citations) or '-'}  {c.text}", markup=False)
+        for i, s, pe in (c.check.sentences if c.check else ()):
+            out.print(f"       ↳ sentence {i + 1} ({pe:.2f}): {s[:160]}", markup=False, style="dim")
+        for a, ok in c.atoms:
+            out.print(f"       · {'✓' if ok else '✗'} {a}", markup=False, style="dim")
+
+
 # ---------------------------------------------------------------- end of issue 6 commands
 
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import sqlite_utils
 
-from core.citations import decompose_cited
-from core.decompose import Decomposer
+from core.citations import CitedClaim, decompose_cited
+from core.decompose import Claim, Decomposer
 from core.errors import InputError, NotFoundError
 from core.retrieve import Hit, Searcher
 from core.score import factual_precision as factual_precision  # re-exported: its old home
@@ -133,15 +133,15 @@ class Pipeline:
         """Create a run and store its claims; returns the run id (nothing verified yet)."""
         if not text.strip():
             raise InputError("the input text is empty")
-        cited = decompose_cited(text, self.decomposer)  # identical to decompose() without [n] markers
+        cited, cached = self._decompose(text)
         claims = [c.claim for c in cited]
         with write_tx(self.db):
+            if not cached and self.use_cache:
+                cache.put(self.db, "decompose", self._decompose_key(), text,
+                          [{"claim": asdict(c.claim), "citations": list(c.citations)} for c in cited])
             run_id = rq.create_run(self.db, text, self.config())
             rq.set_external_id(self.db, run_id, external_id)
-            rq.add_manifest(
-                self.db, run_id, [self.searcher.embedder.ref.manifest(), self.verifier.nli.ref.manifest()],
-                asdict(self.verifier.t),
-            )
+            rq.add_manifest(self.db, run_id, self._manifests(), asdict(self.verifier.t))
             ids = [
                 rq.add_claim(self.db, run_id, c.claim.idx, c.claim.text, c.claim.span, c.claim.checkable,
                              c.claim.note, c.claim.context, c.citations)
@@ -155,6 +155,32 @@ class Pipeline:
             for c, cid in zip(claims, ids, strict=True):
                 listener(Event(run_id, "claim_found", {"idx": c.idx, "text": c.text, "span": list(c.span)}, cid))
         return run_id
+
+    def _manifests(self) -> list[dict]:
+        """Every model the run uses: embedder, verifier (NLI or LLM judge), and the
+        decomposer's LLM when it has one (with its file hash and quantisation)."""
+        out = [self.searcher.embedder.ref.manifest(), self.verifier.nli.ref.manifest()]
+        llm = getattr(self.decomposer, "llm", None)
+        if llm is not None and getattr(llm, "ref", None) is not None:
+            out.append({**llm.ref.manifest(), "role": "decomposer"})
+        return out
+
+    def _decompose_key(self) -> str:
+        llm = getattr(self.decomposer, "llm", None)
+        model = llm.ref.manifest() if llm is not None and getattr(llm, "ref", None) is not None else None
+        return cache.key_of({"decomposer": self.decomposer.name, "model": model})
+
+    def _decompose(self, text: str) -> tuple[list[CitedClaim], bool]:
+        """The claims of ``text`` (with their [n] citations), from the stage cache when the
+        same decomposer and model split the same text before; (claims, came from cache)."""
+        if self.use_cache:
+            hit = cache.get(self.db, "decompose", self._decompose_key(), text)
+            if hit is not None:
+                return [
+                    CitedClaim(Claim(**{**c["claim"], "span": tuple(c["claim"]["span"])}), tuple(c["citations"]))
+                    for c in hit
+                ], True
+        return decompose_cited(text, self.decomposer), False  # = decompose() when there is no [n] marker
 
     def manifest_key(self) -> str:
         """What determines a claim's evidence and verdict: models (ids and weight hashes),

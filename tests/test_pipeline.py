@@ -182,3 +182,23 @@ def test_failing_stage_is_stored_as_error_and_resumes(mini_db, embedder, splitte
     good = Pipeline(mini_db, SentenceDecomposer(splitter), searcher, Verifier(load_nli(str(tiny_nli_dir))), use_cache=False)
     good.resume(run_id)
     assert all(c.status == "done" for c in rq.run_claims(mini_db, run_id))
+
+
+def test_decomposition_is_cached_per_decomposer_and_text(mini_db, embedder, splitter, tiny_nli_dir):
+    class Counting(SentenceDecomposer):
+        calls = 0
+
+        def decompose(self, text):
+            self.calls += 1
+            return super().decompose(text)
+
+    decomposer = Counting(splitter)
+    pipe = Pipeline(mini_db, decomposer, Searcher(mini_db, lambda: embedder), Verifier(load_nli(str(tiny_nli_dir))))
+    text = "Aspirin reduces fever. It was first sold in 1899 [2]."
+    a, b = pipe.start(text), pipe.start(text)
+    assert decomposer.calls == 1
+    assert [(c.text, c.span) for c in rq.run_claims(mini_db, a)] == [(c.text, c.span) for c in rq.run_claims(mini_db, b)]
+    cited = mini_db.execute("SELECT citations FROM claims WHERE run_id = ? ORDER BY idx", [b]).fetchall()
+    assert [row[0] for row in cited] == [None, "[2]"]
+    pipe.start(text + " ")
+    assert decomposer.calls == 2  # another text

@@ -84,6 +84,12 @@ class Workbench:
 
         return self._model(("splitter",), SpacySentenceSplitter)
 
+    def llm(self):
+        """The GGUF chat model of the settings (ICAT-A aspects, LLM alignment)."""
+        from models.llm import load_llm
+
+        return self._model(("llm", self.settings.llm), lambda: load_llm(self.settings.llm))
+
     def nli(self, spec: str):
         """The verifier's pair model: an NLI cross-encoder (embedded, HF id or folder), or
         the LLM judge for ``llm`` / a ``.gguf`` path (any GGUF can serve as the verifier)."""

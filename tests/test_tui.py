@@ -279,3 +279,38 @@ async def run_answer_expecting_error(app, pilot):
     await pilot.press("ctrl+r")
     await app.workers.wait_for_complete()
     await pilot.pause()
+
+
+async def test_scores_screen_aligns_aspects_and_recomputes_with_beta(workbench):
+    from textual.widgets import Input, TextArea
+
+    from tui.screens.scores import ScoresScreen
+
+    app = make_app(workbench)
+    async with app.run_test(size=SIZE) as pilot:
+        run_id = await run_answer(app, pilot)
+        await pilot.press("f4")
+        await pilot.pause()
+        assert isinstance(app.screen, ScoresScreen)
+        assert "Factual precision" in str(app.screen.query_one("#precision").render())
+        app.screen.query_one("#aspects", TextArea).load_text("mental health after surgery\nKLF4 in smooth muscle cells\n")
+        app.screen.query_one("#query", Input).value = "What is known about bariatric surgery and KLF4?"
+        await pilot.press("ctrl+a")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        icat = rq.run_scores(app.db, run_id)["icat"]["detail"]
+        assert [a["text"] for a in icat["aspects"]] == ["mental health after surgery", "KLF4 in smooth muscle cells"]
+        assert icat["beta"] == 1.0 and icat["n_claims"] == 2
+        table = app.screen.query_one("#coverage")
+        assert table.row_count == 2 and len(table.columns) == 1 + 2  # aspect + one column per verified claim
+        shown = [[str(table.get_cell_at((r, c))) for c in range(1, 3)] for r in range(2)]
+        aligned = {int(k): set(v) for k, v in icat["alignment"]["claim_aspects"].items()}
+        verdicts = [c.verdict for c in rq.run_claims(app.db, run_id) if c.checkable]
+        expected = [["●" if a in aligned.get(i, ()) and verdicts[i] == "supported" else "○" if a in aligned.get(i, ())
+                     else "·" for i in range(2)] for a in (1, 2)]
+        assert shown == expected and sum(len(s) for s in aligned.values()) >= 1  # something was aligned
+        app.screen.query_one("#beta", Input).value = "2"
+        await pilot.pause()
+        again = rq.run_scores(app.db, run_id)["icat"]["detail"]
+        assert again["beta"] == 2.0 and again["aspects"] == icat["aspects"]
+        assert "ICAT-2" in str(app.screen.query_one("#icat").render())

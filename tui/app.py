@@ -54,6 +54,7 @@ class ClaimscopeApp(App):
         Binding("ctrl+o", "open_file", "Open", id="open-file"),
         Binding("f2", "history", "History", id="history"),
         Binding("ctrl+e", "export", "Export", id="export"),
+        Binding("f4", "scores", "Scores", id="scores"),
         Binding("f3", "settings", "Settings", id="settings"),
         Binding("f1", "help", "Help", id="help"),
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
@@ -470,6 +471,18 @@ class ClaimscopeApp(App):
 
         self.push_screen(HistoryScreen(self.db), done)
 
+    def action_scores(self) -> None:
+        from tui.screens.scores import ScoresScreen
+
+        if self.run_id is None:
+            self.notify("Run or reopen a run first.", severity="warning")
+            return
+
+        def done(_=None) -> None:
+            self._refresh_header()
+
+        self.push_screen(ScoresScreen(self.db, self.workbench, self.run_id), done)
+
     def action_export(self) -> None:
         from tui.screens.export import ExportModal
 
@@ -526,6 +539,7 @@ class ClaimscopeApp(App):
             ("Open file", "Load an answer from a text file", self.action_open_file),
             ("History", "Reopen, delete or compare past runs", self.action_history),
             ("Export run", "Write the run as JSONL, CSV or Markdown", self.action_export),
+            ("Scores", "Factual precision and ICAT coverage of the query's aspects", self.action_scores),
             ("Settings", "Models, thresholds, top-k, device, theme", self.action_settings),
             ("Help", "How the workbench works, and its keys", self.action_help),
         ]

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from core.attribution import LABELS, Attributor, claim_citations
 from core.errors import InputError
+from core.evaluate.datasets import _check_file
 from core.evaluate.report import claimscope_version, machine
 from core.sources import _field, _jsonl_records
 
@@ -61,9 +62,7 @@ def parse_evidence(entry: str) -> tuple[int | None, str | None]:
 
 
 def load_expertqa(path: str | Path) -> list[ExpertAnswer]:
-    path = Path(path).expanduser()
-    if not path.exists():
-        raise InputError("no such file", path)
+    path = _check_file(path, "ExpertQA")
     out = []
     for lineno, obj in _jsonl_records(path):
         question = _field(obj, "question", str, path, lineno)

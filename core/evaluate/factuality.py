@@ -35,6 +35,7 @@ from typing import Any
 
 from core.agreement import agreement, import_labels
 from core.errors import InputError
+from core.evaluate.datasets import _check_file
 from core.evaluate.report import claimscope_version, machine
 from core.score import AnswerPrecision, ClaimOutcome, answer_precision, batch_precision
 from core.sources import _field, _jsonl_records
@@ -67,9 +68,7 @@ def load_factuality(dataset: str, path: str | Path) -> tuple[list[GoldAnswer], i
     unknown)."""
     if dataset not in DATASETS:
         raise InputError(f"unknown factuality dataset {dataset!r} ({', '.join(DATASETS)})")
-    path = Path(path).expanduser()
-    if not path.exists():
-        raise InputError("no such file", path)
+    path = _check_file(path, dataset)
     mapping = HUMAN_TO_VERDICT[dataset]
     out, dropped = [], 0
     for lineno, obj in _jsonl_records(path):

@@ -539,9 +539,15 @@ class LLMJSONAdapter:
 
 
 def _doc_aspect_labels(meta_json: str | None) -> list[str]:
+    """A document's aspect labels: ``meta["aspects"]`` (a list, e.g. from a JSONL source), else
+    its ``meta["topic"]`` (wiki-vital's coarse category: Arts, History, …)."""
     meta = json.loads(meta_json) if meta_json else {}
-    labels = meta.get("aspects") if isinstance(meta, dict) else None
-    return [str(x) for x in labels] if isinstance(labels, list) else []
+    if not isinstance(meta, dict):
+        return []
+    labels = meta.get("aspects")
+    if isinstance(labels, list):
+        return [str(x) for x in labels]
+    return [meta["topic"]] if isinstance(meta.get("topic"), str) else []
 
 
 def run_source_labels(db: Any, run_id: int, threshold: float = 0.5) -> tuple[list[str], dict[int, list[str]]]:

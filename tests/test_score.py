@@ -249,3 +249,11 @@ def test_abstaining_run_stores_no_precision(tmp_path):
     db, run_id = _stored_run(tmp_path, [("I'm sorry, I cannot answer that.", False, "abstention", None)])
     scores = Pipeline(db, None, None, None).score(run_id)
     assert scores["factual_precision"] is None and scores["abstained"]
+
+
+def test_source_aspect_labels_from_document_meta():
+    from core.score import _doc_aspect_labels
+
+    assert _doc_aspect_labels('{"aspects": ["early life", "career"], "topic": "People"}') == ["early life", "career"]
+    assert _doc_aspect_labels('{"description": "Painting", "topic": "Arts"}') == ["Arts"]  # wiki-vital
+    assert _doc_aspect_labels(None) == [] and _doc_aspect_labels('["x"]') == []

@@ -314,3 +314,35 @@ async def test_scores_screen_aligns_aspects_and_recomputes_with_beta(workbench):
         again = rq.run_scores(app.db, run_id)["icat"]["detail"]
         assert again["beta"] == 2.0 and again["aspects"] == icat["aspects"]
         assert "ICAT-2" in str(app.screen.query_one("#icat").render())
+
+
+async def test_attributed_answer_shows_each_claim_beside_its_sources(workbench, data_dir):
+    """An ExpertQA answer attributed by `claimscope attribute` (seed 002), reopened in the app:
+    every claim shows its attribution label and, in the inspector, the sources it cites."""
+    from typer.testing import CliRunner
+
+    from tui.cli import app as cli
+
+    res = CliRunner().invoke(cli, ["--db", str(workbench.settings.db_path), "attribute", "--expertqa",
+                                   str(data_dir / "fixtures" / "expertqa_dev_5.jsonl"), "--index", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    stored = json.loads(res.stdout.strip().splitlines()[-1])
+    app = make_app(workbench, preload=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f2")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.run_id == stored["run_id"]
+        table = app.query_one("#claims")
+        labels = [str(table.get_row_at(i)[1]).split(" ", 1)[1] for i in range(table.row_count)]
+        assert labels == [c["label"] for c in stored["claims"]]
+        assert "attribution · AutoAIS" in str(app.query_one("#run-header").render())
+        cited = next(i for i, c in enumerate(stored["claims"]) if c["citations"])
+        table.focus()
+        table.move_cursor(row=cited)
+        await pilot.pause()
+        card = plain(app.query_one("#inspector").query(".card").first().content)
+        claim = stored["claims"][cited]
+        assert "cites " + " ".join(f"[{n}]" for n in claim["citations"]) in card
+        assert stored["claims"][cited]["label"] in card

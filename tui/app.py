@@ -81,6 +81,7 @@ class ClaimscopeApp(App):
         self.cancel_flag = threading.Event()
         self.running = False
         self.timing: dict[str, float] = {}
+        self.attribution: dict | None = None  # the shown run's attribution detail (cited answers)
         self.claimscope_themes = list(THEMES)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -307,6 +308,8 @@ class ClaimscopeApp(App):
         answer.read_only = True
         answer.border_title = f"answer · run {run_id} (ctrl+t edits a copy)"
         table = self.query_one("#claims", ClaimsTable)
+        self.attribution = (rq.run_scores(self.db, run_id).get("attribution") or {}).get("detail")
+        table.attribution = {c["idx"]: c for c in (self.attribution or {}).get("claims", [])}
         table.show_claims(run_claim_views(self.db, run_id), self.colours)
         self._refresh_header()
         self._show_selected()
@@ -324,6 +327,12 @@ class ClaimscopeApp(App):
         if self.run_id is None:
             return
         run = rq.get_run(self.db, self.run_id)
+        if self.attribution is not None:  # an attributed answer (seed 002): its AutoAIS and label counts
+            score = self.attribution.get("score")
+            labels = "  ".join(f"{k} {v}" for k, v in self.attribution.get("labels", {}).items())
+            self.query_one("#run-header", Static).update(
+                f"run {self.run_id} · attribution · AutoAIS {'—' if score is None else f'{score:.2f}'} · {labels}")
+            return
         claims = run_claim_views(self.db, self.run_id)
         checkable = [c for c in claims if c.checkable]
         done = [c for c in checkable if c.status == "done"]
@@ -350,7 +359,7 @@ class ClaimscopeApp(App):
         table = self.query_one("#claims", ClaimsTable)
         claim_id = table.selected_claim_id
         view = claim_view(self.db, claim_id) if claim_id is not None else None
-        self.query_one("#inspector", EvidenceInspector).show(view, self.colours)
+        self.query_one("#inspector", EvidenceInspector).show(view, self.colours, self.attribution)
         answer = self.query_one("#answer", TextArea)
         if view is not None and view.span and answer.read_only:
             doc = answer.document
@@ -368,7 +377,7 @@ class ClaimscopeApp(App):
         claim_id = self.query_one("#claims", ClaimsTable).selected_claim_id
         view = claim_view(self.db, claim_id) if claim_id is not None else None
         if view is not None:
-            self.push_screen(InspectorScreen(view, self.colours))
+            self.push_screen(InspectorScreen(view, self.colours, self.attribution))
 
     # ------------------------------------------------------------------ review
 
@@ -413,6 +422,8 @@ class ClaimscopeApp(App):
         answer.border_title = "answer"
         self.run_id = None
         self.timing = {}
+        self.attribution = None
+        self.query_one("#claims", ClaimsTable).attribution = {}
         self.query_one("#claims", ClaimsTable).clear()
         self.query_one("#inspector", EvidenceInspector).show(None, self.colours)
         self.query_one("#run-header", Static).update("No run yet: type or paste an answer, then ctrl+r.")

@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable
 
 from store.inspect import ClaimView
-from tui.widgets.verdicts import support_text, verdict_badge
+from tui.widgets.verdicts import attribution_badge, support_text, verdict_badge
 
 HUMAN = {"correct": Text("✔"), "wrong": Text("✘")}  # the person's judgement of the verdict
 
@@ -50,8 +50,16 @@ class ClaimsTable(DataTable):
         column.width = max(10, self.scrollable_content_region.width - others - 2 * self.cell_padding)
         self.refresh()
 
+    attribution: Mapping[int, dict] = {}  # claim idx → its attribution detail, for attribution runs
+
     def _cells(self, c: ClaimView, stage: str | None, colours: Mapping[str, str]) -> list:
         human = HUMAN.get(c.human_judgement or "", Text(c.human_label or ""))
+        attributed = self.attribution.get(c.idx)
+        if attributed is not None:
+            p = attributed.get("p_entailment")
+            cites = "".join(f"[{n}]" for n in c.citations)
+            return [str(c.idx + 1), attribution_badge(attributed["label"], colours),
+                    support_text(p), human, f"{c.text} {cites}".strip()]
         label = c.verdict if c.status == "done" else None
         text = c.text if c.checkable or not c.note else f"{c.text}  ({c.note})"
         return [str(c.idx + 1), verdict_badge(label, stage or c.status, c.checkable, colours),

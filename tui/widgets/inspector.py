@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from store.inspect import ClaimView, EvidenceView, JudgementView
-from tui.widgets.verdicts import BADGES, prob_bar
+from tui.widgets.verdicts import BADGES, attribution_badge, prob_bar
 
 
 def _fmt(value: float | None, rank: int | None, name: str) -> str:
@@ -66,6 +66,35 @@ def evidence_card(claim: ClaimView, ev: EvidenceView, colours: Mapping[str, str]
     return Group(*parts, Text(""))
 
 
+def attribution_card(claim: ClaimView, detail: Mapping, sources: Mapping[str, str | None],
+                     colours: Mapping[str, str]) -> Group:
+    """An attributed claim (seed 002): its label, what it cites, the evidence sentences AutoAIS
+    kept (the two most entailing, with P(entail)) and the cited sources' text."""
+    head = Text()
+    head.append(claim.text, style="bold")
+    head.append("\n")
+    head.append_text(attribution_badge(detail["label"], colours))
+    if detail.get("autoais") is not None:
+        head.append(f"  AutoAIS {detail['autoais']}  P(entail) {detail['p_entailment']:.2f}", style="italic")
+    cited = detail.get("citations") or []
+    head.append("\ncites " + (" ".join(f"[{n}]" for n in cited) if cited else "nothing"), style="dim")
+    parts: list = [head]
+    for _, sentence, p in detail.get("sentences") or []:
+        line = Text("  ")
+        line.append(f"“{sentence}”", style=f"bold {colours.get('accent', '')}")
+        line.append(f"  P(entail) {p:.2f}", style="dim")
+        parts.append(line)
+    for atom, ok in detail.get("atoms") or []:
+        parts.append(Text(f"  {'✔' if ok else '✘'} {atom}", style="" if ok else "dim"))
+    for n in cited:
+        text = sources.get(str(n))
+        body = Text(f"\n[{n}] ", style="bold")
+        body.append(" ".join(text.split())[:800] if text else "(source unavailable: N/A)",
+                    style="" if text else "italic")
+        parts.append(body)
+    return Group(*parts)
+
+
 class EvidenceInspector(VerticalScroll):
     """Shows one claim's evidence; ``show(None)`` clears it."""
 
@@ -74,10 +103,18 @@ class EvidenceInspector(VerticalScroll):
     EvidenceInspector > .card { padding: 0 1; margin-bottom: 1; }
     """
 
-    def show(self, claim: ClaimView | None, colours: Mapping[str, str]) -> None:
+    def show(self, claim: ClaimView | None, colours: Mapping[str, str], attribution: Mapping | None = None) -> None:
+        """Show ``claim``'s evidence; ``attribution`` (an ``attribution`` score detail) shows
+        an attributed answer's claim beside the sources it cites instead."""
         self.remove_children()
         if claim is None:
             self.mount(Static("Select a claim to see its evidence.", classes="card hint"))
+            return
+        attributed = {c["idx"]: c for c in (attribution or {}).get("claims", [])}.get(claim.idx)
+        if attributed is not None:
+            self.mount(Static(attribution_card(claim, attributed, attribution.get("sources", {}), colours),
+                              classes="card"))
+            self.scroll_home(animate=False)
             return
         head = Text()
         head.append(claim.text, style="bold")

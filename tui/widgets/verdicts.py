@@ -38,3 +38,18 @@ def prob_bar(name: str, p: float, colour: str, width: int = 20) -> Text:
     bar.append("░" * (width - filled), style="dim")
     bar.append(f" {p:.2f}")
     return bar
+
+
+# ExpertQA attribution labels (seed 002 §3.3) and the theme variable each is drawn with.
+ATTRIBUTION = {
+    "Complete": ("✔", "verdict-supported"),
+    "Partial": ("◐", "verdict-conflicting"),
+    "Incomplete": ("✘", "verdict-refuted"),
+    "Missing": ("∅", "verdict-nei"),
+    "N/A": ("–", "verdict-nei"),
+}
+
+
+def attribution_badge(label: str, colours: Mapping[str, str]) -> Text:
+    icon, var = ATTRIBUTION.get(label, ("?", "verdict-nei"))
+    return Text(f"{icon} {label}", style=f"bold {colours.get(var, '')}".strip())

@@ -149,7 +149,7 @@ async def test_inspect_edit_label_and_export(workbench, tmp_path):
         assert note.judgement == "wrong" and note.verdict_id is not None
         assert str(app.query_one("#claims").get_row_at(0)[3]) == "✘"
         # export as JSONL
-        await pilot.press("ctrl+e")
+        await pilot.press("ctrl+s")
         await pilot.pause()
         assert isinstance(app.screen, ExportModal)
         out = tmp_path / "run.jsonl"
@@ -346,3 +346,21 @@ async def test_attributed_answer_shows_each_claim_beside_its_sources(workbench, 
         claim = stored["claims"][cited]
         assert "cites " + " ".join(f"[{n}]" for n in claim["citations"]) in card
         assert stored["claims"][cited]["label"] in card
+
+
+async def test_keys_are_remapped_by_binding_id_and_palette_lists_actions(workbench):
+    from dataclasses import replace
+
+    from tui.screens.history import HistoryScreen
+
+    app = make_app(workbench.with_settings(replace(workbench.settings, keymap={"history": "f9"})), preload=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f2")  # no longer bound
+        await pilot.pause()
+        assert not isinstance(app.screen, HistoryScreen)
+        await pilot.press("f9")
+        await pilot.pause()
+        assert isinstance(app.screen, HistoryScreen)
+        await pilot.press("escape")
+        names = [name for name, _, _ in app.palette_commands()]
+        assert {"Run", "History", "Export run", "Scores", "Settings", "Help"} <= set(names)

@@ -53,7 +53,7 @@ class ClaimscopeApp(App):
         Binding("ctrl+t", "edit_answer", "Edit text", id="edit-answer", show=False),
         Binding("ctrl+o", "open_file", "Open", id="open-file"),
         Binding("f2", "history", "History", id="history"),
-        Binding("ctrl+e", "export", "Export", id="export"),
+        Binding("ctrl+s", "export", "Export", id="export"),  # ctrl+e is end-of-line in the text box
         Binding("f4", "scores", "Scores", id="scores"),
         Binding("f3", "settings", "Settings", id="settings"),
         Binding("f1", "help", "Help", id="help"),

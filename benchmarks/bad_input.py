@@ -413,9 +413,9 @@ def main() -> None:
     report = run_matrix()
     print(f"bad inputs tried {report['tried']}, handled {report['handled']}")
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
-        print(f"report written to {args.json}")
+        from crash_harness import write_report  # the script's own folder is on sys.path
+
+        write_report(args.json, report)
 
 
 if __name__ == "__main__":

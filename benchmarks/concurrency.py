@@ -45,6 +45,7 @@ from crash_harness import (  # the benchmarks folder is not a package: imported 
     integrity_and_duplicates,
     source_state,
     write_inputs,
+    write_report,
 )
 
 # What a UI-thread writer checks: text that decomposes into a couple of claims.
@@ -58,7 +59,7 @@ THREAD_TEXTS = (
 class Writer:
     name: str
     ok: bool = True
-    detail: str = ""
+    detail: str = ""  # the failure, or what the writer reported
     runs: list[int] = field(default_factory=list)
 
 
@@ -81,6 +82,8 @@ def start(argv: list[str], db: Path) -> subprocess.Popen:
 def finish(proc: subprocess.Popen, name: str, timeout: float = 900) -> Writer:
     out, err = proc.communicate(timeout=timeout)
     w = Writer(name)
+    done_lines = [x for x in err.splitlines() if x.startswith("source ") and "added" in x]
+    w.detail = done_lines[-1] if done_lines else ""  # e.g. "source crash: 0 added, … 12 unchanged" after a re-plan
     errors = [x for x in err.splitlines() if "error" in x.lower() or "locked" in x.lower() or "Traceback" in x]
     if proc.returncode != 0 or errors:
         w.ok, w.detail = False, f"exit {proc.returncode}: {' | '.join(errors[-2:])}"
@@ -303,9 +306,7 @@ def main() -> None:
           f"(database is locked: {report['locked_errors']}); scenarios with lost or broken rows: "
           f"{report['scenarios_with_lost_or_broken_rows']}")
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
-        print(f"report written to {args.json}")
+        write_report(args.json, report)
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ class Trial:
     index: int
     kill_at_s: float
     killed: bool = False  # False: the process had finished before its kill moment
-    rows_before_kill: int = 0
+    rows_before_kill: int = 0  # committed rows the killed process had written (beyond the starting database)
     rows_lost: int = 0
     duplicates: list[str] = field(default_factory=list)
     integrity: str = ""
@@ -185,7 +185,9 @@ def integrity_and_duplicates(db: Path) -> tuple[str, list[str]]:
 def table_counts(db: Path) -> dict[str, int]:
     conn = sqlite3.connect(db)
     try:
-        skip = {"events", "meta"}  # a resumed run logs more events than an uninterrupted one
+        # A resumed run logs more events than an uninterrupted one; stage_cache is a cache of
+        # results, not results (after a kill it may hold an entry under a second manifest key).
+        skip = {"events", "meta", "stage_cache"}
         return {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in user_tables(conn) if t not in skip}
     finally:
         conn.close()
@@ -280,9 +282,10 @@ def kill_at(cmd: Command, db: Path, delay: float) -> tuple[bool, dict]:
 def one_trial(cmd: Command, index: int, delay: float, work: Path, reference) -> Trial:
     db = work / f"trial{index}.db"
     copy_db(cmd.base_db, db)
+    base_rows = sum(len(v) for v in snapshot(db).values())
     trial = Trial(cmd.name, index, round(delay, 3))
     trial.killed, before = kill_at(cmd, db, delay)
-    trial.rows_before_kill = sum(len(v) for v in before.values())
+    trial.rows_before_kill = sum(len(v) for v in before.values()) - base_rows
     try:
         trial.integrity, trial.duplicates = integrity_and_duplicates(db)
     except Exception as exc:  # the database does not even open: the worst outcome
@@ -325,7 +328,8 @@ def kill_moments(n: int, duration: float, rng: random.Random) -> list[float]:
 
 
 def run_harness(trials: int, seed: int = 0, docs: int = 12, answers: int = 3, commands: tuple[str, ...] = ("add", "check"),
-                work: Path | None = None, log=print) -> dict:
+                work: Path | None = None, log=print, checkpoint=None) -> dict:
+    """Run the trials; ``checkpoint(report)`` (if given) gets the report so far after every trial."""
     own = work is None
     work = Path(tempfile.mkdtemp(prefix="claimscope-crash-")) if own else work
     try:
@@ -355,16 +359,18 @@ def run_harness(trials: int, seed: int = 0, docs: int = 12, answers: int = 3, co
             for i, delay in enumerate(kill_moments(trials, seconds, rng)):
                 t = one_trial(cmd, i, delay, work, reference)
                 results.append(t)
-                log(f"  trial {i:>3}: kill at {t.kill_at_s:6.2f} s  killed={t.killed!s:5}  rows before {t.rows_before_kill:>6}"
+                log(f"  trial {i:>3}: kill at {t.kill_at_s:6.2f} s  killed={t.killed!s:5}  rows written {t.rows_before_kill:>6}"
                     f"  lost {t.rows_lost}  {'ok' if t.survived else 'FAILED: ' + '; '.join(t.problems)}")
-            report["commands"][cmd.name] = {
-                "argv": cmd.argv[3:], "reference_seconds": round(seconds, 2), "trials": len(results),
-                "killed": sum(t.killed for t in results), "survived": sum(t.survived for t in results),
-                "rows_lost": sum(t.rows_lost for t in results),
-                "reruns_same_as_reference": sum(t.same_as_reference for t in results),
-                "killed_with_rows_committed": sum(t.killed and t.rows_before_kill > 0 for t in results),
-                "trial_details": [asdict(t) for t in results],
-            }
+                report["commands"][cmd.name] = {
+                    "argv": cmd.argv[3:], "reference_seconds": round(seconds, 2), "trials": len(results),
+                    "killed": sum(t.killed for t in results), "survived": sum(t.survived for t in results),
+                    "rows_lost": sum(t.rows_lost for t in results),
+                    "reruns_same_as_reference": sum(t.same_as_reference for t in results),
+                    "killed_after_rows_committed": sum(t.killed and t.rows_before_kill > 0 for t in results),
+                    "trial_details": [asdict(t) for t in results],
+                }
+                if checkpoint:
+                    checkpoint(report)
         return report
     finally:
         if own:
@@ -380,14 +386,26 @@ def main() -> None:
     ap.add_argument("--commands", default="add,check", help="Comma-separated: add, check.")
     ap.add_argument("--json", type=Path, help="Write the report here.")
     args = ap.parse_args()
-    report = run_harness(args.trials, args.seed, args.docs, args.answers, tuple(args.commands.split(",")))
+
+    def save(report: dict) -> None:  # after every trial, so a long run that is stopped still reports
+        if args.json:
+            write_report(args.json, report, quiet=True)
+
+    report = run_harness(args.trials, args.seed, args.docs, args.answers, tuple(args.commands.split(",")),
+                         log=lambda *a: print(*a, flush=True), checkpoint=save)
     for name, r in report["commands"].items():
         print(f"{name:<14} trials {r['trials']:>3}  killed {r['killed']:>3}  survived {r['survived']:>3}/{r['trials']}"
               f"  rows lost {r['rows_lost']}  re-runs same as reference {r['reruns_same_as_reference']}/{r['trials']}")
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
-        print(f"report written to {args.json}")
+        write_report(args.json, report)
+
+
+def write_report(path: Path, report: dict, quiet: bool = False) -> None:
+    """The JSON report of a reliability benchmark (shared by the three scripts)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2) + "\n")
+    if not quiet:
+        print(f"report written to {path}")
 
 
 if __name__ == "__main__":

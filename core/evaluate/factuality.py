@@ -61,6 +61,7 @@ class GoldAnswer:
     topic: str | None
     text: str
     claims: list[GoldClaim]
+    left_out: int = 0  # labelled claims not scored (FActScore IR, Factcheck-GPT unknown)
 
 
 def load_factuality(dataset: str, path: str | Path) -> tuple[list[GoldAnswer], int]:
@@ -70,9 +71,9 @@ def load_factuality(dataset: str, path: str | Path) -> tuple[list[GoldAnswer], i
         raise InputError(f"unknown factuality dataset {dataset!r} ({', '.join(DATASETS)})")
     path = _check_file(path, dataset)
     mapping = HUMAN_TO_VERDICT[dataset]
-    out, dropped = [], 0
+    out = []
     for lineno, obj in _jsonl_records(path):
-        claims = []
+        claims, dropped = [], 0
         if dataset == "factscore":
             text = _field(obj, "output", str, path, lineno)
             topic = obj.get("topic")
@@ -95,10 +96,10 @@ def load_factuality(dataset: str, path: str | Path) -> tuple[list[GoldAnswer], i
                     else:
                         dropped += 1
             ext = f"{path.stem}:{lineno}"
-        out.append(GoldAnswer(ext, topic, text, claims))
+        out.append(GoldAnswer(ext, topic, text, claims, dropped))
     if not out:
         raise InputError("contains no answers", path)
-    return out, dropped
+    return out, sum(a.left_out for a in out)
 
 
 def mentions_subject(terms: set[str], texts: Sequence[str]) -> bool:
@@ -132,11 +133,10 @@ def evaluate_factuality(
     from core.pipeline import passage_evidence
 
     t0 = time.perf_counter()
-    answers, dropped = [], 0
+    answers: list[GoldAnswer] = []
     for p in paths:
-        a, d = load_factuality(dataset, p)
-        answers += a[: limit or None]
-        dropped += d
+        answers += load_factuality(dataset, p)[0][: limit or None]
+    dropped = sum(a.left_out for a in answers)
     titles: set[str] = set()
     if dataset == "factscore":
         if searcher is None:

@@ -17,6 +17,8 @@ Guards (models.md §4.3: SmolLM2-135M copies few-shot facts and invents others):
   only if every content word (lower-cased word tokens minus stop words) occurs in the source
   sentence or its context, after light suffix normalisation ("appeared" ~ "appear", "films"
   ~ "film"), and every number occurs there exactly;
+- a "fact" of fewer than 3 words is dropped (measured: SmolLM2 emits bare titles such as
+  "The Abyss" as facts);
 - duplicates are merged (same content words, any order or case);
 - check-worthiness comes from the rules module (questions, abstentions, opinions, advice are
   kept whole and marked not checkable, never sent to the LLM);
@@ -31,6 +33,7 @@ source sentence itself is ``input[span]``).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -41,7 +44,8 @@ from core.text import STOPWORDS, words
 from models.llm import FENCE_RULE, LLMOutputError, Message, fence
 from models.registry import ModelError
 
-MAX_FACTS = 8
+MAX_FACTS = 6
+MIN_WORDS = 3  # a "fact" of fewer words is a bare name ("The Abyss"), not a claim
 FACT_SCHEMA = {
     "type": "object",
     "properties": {
@@ -84,6 +88,8 @@ _SHOTS = (
 )
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_JSON_STR = r'"(?:[^"\\]|\\.)*"'
+_ITEM = re.compile(r'\{\s*"fact"\s*:\s*' + _JSON_STR + r'\s*,\s*"standalone"\s*:\s*' + _JSON_STR + r"\s*\}")
 _SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ed", "es", "s", "ly")
 
 
@@ -138,7 +144,7 @@ class LLMDecomposer:
 
     def __init__(
         self, llm, nlp_factory: Callable[[], object] | None = None,
-        fallback_factory: Callable[[], Decomposer] | None = None, max_tokens: int = 320,
+        fallback_factory: Callable[[], Decomposer] | None = None, max_tokens: int = 200,
     ) -> None:
         """``llm`` is a models.llm.LLM (or anything with ``generate_json`` and ``ref``);
         ``nlp_factory`` a spaCy pipeline with tagger and parser (sentences, check-worthiness);
@@ -166,8 +172,16 @@ class LLMDecomposer:
         return msgs
 
     def facts(self, sentence: str, context: str) -> list[tuple[str, str]]:
-        """(contextualised, standalone) pairs the LLM writes for one sentence (unfiltered)."""
-        answer = self.llm.generate_json(self.prompt(sentence, context), FACT_SCHEMA, max_tokens=self.max_tokens)
+        """(contextualised, standalone) pairs the LLM writes for one sentence (unfiltered).
+        An answer cut off by the token limit keeps the facts it completed (the grammar
+        guarantees each completed item is a well-formed object)."""
+        try:
+            answer = self.llm.generate_json(self.prompt(sentence, context), FACT_SCHEMA, max_tokens=self.max_tokens)
+        except LLMOutputError as exc:
+            done = [json.loads(m.group(0)) for m in _ITEM.finditer(exc.raw)]
+            if not done:
+                raise
+            answer = {"facts": done}
         try:
             return [(str(f["fact"]), str(f["standalone"])) for f in answer["facts"]]
         except (TypeError, KeyError) as exc:
@@ -208,7 +222,7 @@ class LLMDecomposer:
                     for contextual, standalone in pairs:
                         standalone = _tidy(standalone)
                         key = _key(standalone)
-                        if not key or key in seen or invented_words(standalone, source):
+                        if len(words(standalone)) < MIN_WORDS or key in seen or invented_words(standalone, source):
                             continue
                         seen.add(key)
                         ctx_form = _tidy(contextual)

@@ -475,6 +475,7 @@ CHECK_HELP = (
     "to stderr. An interrupted run is kept: finish it with --resume RUN. Re-running the same "
     "--jsonl file resumes it: a line whose id and text already have a run made with the same "
     "settings reuses that run (finishing it if it was interrupted) instead of starting a new one. "
+    "A text (or batch line) over 100,000 characters is refused: split it. "
     "Exit codes: 0 done, 2 bad input, 3 unknown run or source, 130 interrupted (resumable)."
 )
 

@@ -358,14 +358,18 @@ def alignment_prompt(query: str, aspects: Sequence[Aspect], facts: Sequence[str]
     )
 
 
-ALIGNMENT_SCHEMA = {
-    "type": "array",
-    "items": {
-        "type": "object",
-        "properties": {"topic_id": {"type": "integer"}, "evidence": {"type": "array", "items": {"type": "integer"}}},
-        "required": ["topic_id", "evidence"],
-    },
-}
+def alignment_schema(n_aspects: int, n_facts: int) -> dict:
+    """The constrained output: at most one entry per aspect, at most every fact per entry —
+    bounded, so a small model cannot loop until it runs out of tokens."""
+    return {
+        "type": "array", "maxItems": n_aspects,
+        "items": {
+            "type": "object",
+            "properties": {"topic_id": {"type": "integer"},
+                           "evidence": {"type": "array", "items": {"type": "integer"}, "maxItems": n_facts}},
+            "required": ["topic_id", "evidence"],
+        },
+    }
 
 
 def validate_alignment(raw: Any, aspect_ids: Sequence[int], n_facts: int, strict: bool = False) -> Alignment:
@@ -422,7 +426,7 @@ def align_llm(
     idx = [i for i, ok in enumerate(supported) if ok]
     if not idx or not aspects:
         return Alignment({}, "llm")
-    raw = llm.generate_json(alignment_prompt(query, aspects, [claims[i] for i in idx]), ALIGNMENT_SCHEMA)
+    raw = llm.generate_json(alignment_prompt(query, aspects, [claims[i] for i in idx]), alignment_schema(len(aspects), len(idx)))
     al = validate_alignment(raw, [a.id for a in aspects], len(idx), strict)
     al.claim_aspects = {idx[k]: v for k, v in al.claim_aspects.items()}
     return al
@@ -535,7 +539,14 @@ class LLMJSONAdapter:
         self.llm, self.max_tokens = llm, max_tokens
 
     def generate_json(self, prompt: str, schema: dict) -> Any:
-        return self.llm.generate_json([("user", prompt)], schema, max_tokens=self.max_tokens)
+        """An unusable answer (cut off) becomes a model error: one line, exit 5 in the CLI."""
+        from models.llm import LLMOutputError
+        from models.registry import ModelError
+
+        try:
+            return self.llm.generate_json([("user", prompt)], schema, max_tokens=self.max_tokens)
+        except LLMOutputError as exc:
+            raise ModelError(f"the LLM's ICAT answer is unusable: {exc}") from exc
 
 
 def _doc_aspect_labels(meta_json: str | None) -> list[str]:

@@ -257,3 +257,22 @@ def test_source_aspect_labels_from_document_meta():
     assert _doc_aspect_labels('{"aspects": ["early life", "career"], "topic": "People"}') == ["early life", "career"]
     assert _doc_aspect_labels('{"description": "Painting", "topic": "Arts"}') == ["Arts"]  # wiki-vital
     assert _doc_aspect_labels(None) == [] and _doc_aspect_labels('["x"]') == []
+
+
+def test_llm_adapter_bounds_the_output_and_reports_a_cut_off_answer():
+    from core.score import LLMJSONAdapter
+    from models.llm import LLMOutputError
+    from models.registry import ModelError
+
+    llm = FakeLLM([])
+    align_llm(llm, "q", ASPECTS, ["A.", "B."], [True, True])
+    schema = llm.prompts[0][1]
+    assert schema["maxItems"] == 4 and schema["items"]["properties"]["evidence"]["maxItems"] == 2
+
+    class CutOff:
+        def generate_json(self, messages, schema, max_tokens):
+            assert messages == [("user", "p")] and max_tokens == 2048
+            raise LLMOutputError("the model's JSON answer is unusable")
+
+    with pytest.raises(ModelError, match="ICAT answer is unusable"):
+        LLMJSONAdapter(CutOff()).generate_json("p", {})

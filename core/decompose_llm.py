@@ -17,6 +17,8 @@ Guards (models.md §4.3: SmolLM2-135M copies few-shot facts and invents others):
   only if every content word (lower-cased word tokens minus stop words) occurs in the source
   sentence or its context, after light suffix normalisation ("appeared" ~ "appear", "films"
   ~ "film"), and every number occurs there exactly;
+- a fact must carry a content word that only its own sentence has (not the context):
+  measured, SmolLM2 restates the context's first fact under later sentences;
 - a "fact" of fewer than 3 words is dropped (measured: SmolLM2 emits bare titles such as
   "The Abyss" as facts);
 - duplicates are merged (same content words, any order or case);
@@ -131,7 +133,7 @@ def _key(text: str) -> frozenset[str]:
 
 
 def _tidy(text: str) -> str:
-    text = re.sub(r"\s+", " ", text).strip().strip("-•* ").strip()
+    text = re.sub(r"\s+", " ", text).strip().strip("-•*,;: ").strip()
     if text and text[-1] not in ".!?":
         text += "."
     return text[:1].upper() + text[1:]
@@ -219,11 +221,14 @@ class LLMDecomposer:
                         llm_broken = failure = f"llm unavailable: {exc}"
                 else:
                     source = sentence + " " + context
+                    own = _key(sentence) - _key(context)  # what only this sentence says
                     for contextual, standalone in pairs:
                         standalone = _tidy(standalone)
                         key = _key(standalone)
                         if len(words(standalone)) < MIN_WORDS or key in seen or invented_words(standalone, source):
                             continue
+                        if own and not key & own:
+                            continue  # only restates the context: not a fact of this sentence
                         seen.add(key)
                         ctx_form = _tidy(contextual)
                         if invented_words(ctx_form, source):

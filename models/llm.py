@@ -160,6 +160,8 @@ def resolve_llm(spec: str | None = None) -> LLMRef:
 
 _SENTINEL = re.compile("\ue000(\\d+)\ue001")
 _MARKER_RUN = re.compile(r"<{3,}|>{3,}")
+# Chat-turn markers of common templates (ChatML, Llama 2/3, Gemma, Mistral) written as text.
+_TURN_MARKER = re.compile(r"<\|[A-Za-z0-9_]{1,40}\|>|</?s>|\[/?INST\]|<</?SYS>>|<(?:start|end)_of_turn>")
 
 
 @dataclass(frozen=True)
@@ -178,10 +180,14 @@ class Fenced:
 
 
 def neutralise(text: str) -> str:
-    """Untrusted text with nothing left that could end its fence or smuggle a sentinel:
-    runs of 3+ angle brackets become guillemets (``<<<`` → ``‹‹‹``), and the private-use
-    characters the renderer uses as placeholders are dropped."""
-    text = text.replace("\ue000", "").replace("\ue001", "")
+    """Untrusted text with nothing left that could end its fence, fake a chat turn or smuggle
+    a sentinel: runs of 3+ angle brackets become guillemets (``<<<`` → ``‹‹‹``), so do the
+    brackets of chat-turn markers written as text (``<|im_start|>`` → ``‹|im_start|›``; they
+    are tokenised as text anyway, but measured: the text form alone still flipped 30 % of the
+    judge's verdicts, benchmarks/results/prompt_injection_text_markers_kept.json), and the
+    private-use characters the renderer uses as placeholders are dropped."""
+    text = neutralise_sentinels(text)
+    text = _TURN_MARKER.sub(lambda m: m.group(0).replace("<", "‹").replace(">", "›").replace("[", "⟦").replace("]", "⟧"), text)
     return _MARKER_RUN.sub(lambda m: ("‹" if m.group(0)[0] == "<" else "›") * len(m.group(0)), text)
 
 

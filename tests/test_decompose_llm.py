@@ -68,6 +68,8 @@ def test_faithful_facts_kept_with_spans_and_both_forms_invented_and_duplicates_d
             {"fact": "She discovered polonium in 1898.", "standalone": "Marie Curie discovered polonium in 1898."},
             {"fact": "She discovered uranium.", "standalone": "Marie Curie discovered uranium."},  # invented
             {"fact": "She discovered radium.", "standalone": "marie curie discovered RADIUM."},  # duplicate
+            {"fact": "Curie was a physicist.", "standalone": "Curie was a physicist."},  # restates the context
+            {"fact": "Radium.", "standalone": "Radium."},  # a bare name
         ]},
     ], rules)
     claims = dec.decompose(TEXT)

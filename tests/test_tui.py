@@ -13,6 +13,7 @@ from core.settings import Settings, load_settings
 from core.workbench import Workbench
 from store import open_db
 from store import runs as rq
+from tui.screens.history import HistoryScreen
 
 ANSWER = (
     "Bariatric surgery leads to negative outcomes in mental health. "
@@ -25,9 +26,16 @@ SIZE = (120, 40)
 @pytest.fixture()
 def db_path(mini_db, tmp_path) -> Path:
     """A private copy of the indexed mini corpus (the app and its workers open their own connections)."""
+    from store.db import write_tx
+    from store.inspect import delete_run
+
     path = tmp_path / "tui.db"
     dest = open_db(path)
     mini_db.conn.backup(dest.conn)
+    with write_tx(dest):  # the corpus only: runs other tests left in the shared database go
+        for (run_id,) in dest.execute("SELECT id FROM runs").fetchall():
+            delete_run(dest, run_id)
+        dest.execute("DELETE FROM stage_cache")
     dest.conn.close()
     return path
 
@@ -58,6 +66,24 @@ def plain(renderable) -> str:
     console = Console(width=100, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
     console.print(renderable)
     return console.export_text()
+
+
+async def wait_until(pilot, condition, tries: int = 100) -> None:
+    for _ in range(tries):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("condition not met in time")
+
+
+async def wait_for_screen(app, pilot, kind, tries: int = 100):
+    """Pause until ``kind`` is the active screen (screens are pushed by messages, which take
+    longer on a loaded machine); fails with the screen that is there instead."""
+    for _ in range(tries):
+        if isinstance(app.screen, kind):
+            return app.screen
+        await pilot.pause(0.05)
+    raise AssertionError(f"expected {kind.__name__}, got {app.screen!r}")
 
 
 async def run_answer(app, pilot, text: str = ANSWER) -> int:
@@ -117,8 +143,7 @@ async def test_inspect_edit_label_and_export(workbench, tmp_path):
         # the inspector: passages with their retrieval scores and probability bars
         app.query_one("#claims").focus()
         await pilot.press("enter")
-        await pilot.pause()
-        assert isinstance(app.screen, InspectorScreen)
+        await wait_for_screen(app, pilot, InspectorScreen)
         cards = [plain(w.content) for w in app.screen.query(".card")]
         assert cards[0].startswith(first.text)
         assert len(cards) == 1 + 3  # the claim, then top-k = 3 passages
@@ -129,8 +154,7 @@ async def test_inspect_edit_label_and_export(workbench, tmp_path):
         other_verdict = app.db.execute("SELECT id FROM verdicts WHERE claim_id = ?",
                                        [rq.run_claims(app.db, run_id)[1].id]).fetchall()
         await pilot.press("e")
-        await pilot.pause()
-        assert isinstance(app.screen, EditClaimModal)
+        await wait_for_screen(app, pilot, EditClaimModal)
         field = app.screen.query_one(Input)
         field.value = "Bariatric surgery improves mental health outcomes."
         await pilot.press("enter")
@@ -150,8 +174,7 @@ async def test_inspect_edit_label_and_export(workbench, tmp_path):
         assert str(app.query_one("#claims").get_row_at(0)[3]) == "✘"
         # export as JSONL
         await pilot.press("ctrl+s")
-        await pilot.pause()
-        assert isinstance(app.screen, ExportModal)
+        await wait_for_screen(app, pilot, ExportModal)
         out = tmp_path / "run.jsonl"
         app.screen.query_one("#format").value = "jsonl"
         await pilot.pause()
@@ -167,7 +190,6 @@ async def test_inspect_edit_label_and_export(workbench, tmp_path):
 
 async def test_history_reopen_compare_and_delete(workbench):
     from tui.screens.compare import CompareScreen
-    from tui.screens.history import HistoryScreen
     from tui.screens.modals import ConfirmModal
 
     app = make_app(workbench)
@@ -177,29 +199,25 @@ async def test_history_reopen_compare_and_delete(workbench):
         second = await run_answer(app, pilot, ANSWER.replace("KLF4", "KLF5"))
         assert second != first
         await pilot.press("f2")
-        await pilot.pause()
-        assert isinstance(app.screen, HistoryScreen)
+        await wait_for_screen(app, pilot, HistoryScreen)
         runs = app.screen.query_one("#runs")
         assert runs.row_count == 2
         await pilot.press("space", "down", "space", "c")
-        await pilot.pause()
-        assert isinstance(app.screen, CompareScreen)
+        await wait_for_screen(app, pilot, CompareScreen)
         summary = str(app.screen.query_one("#compare-summary").render())
         assert summary.startswith("4 claims: 2 in both runs")
         await pilot.press("escape")
         await pilot.press("f2")
-        await pilot.pause()
+        await wait_for_screen(app, pilot, HistoryScreen)
         await pilot.press("down", "enter")  # the older run
-        await pilot.pause()
-        assert app.run_id == first and app.query_one("#answer").text == ANSWER
+        await wait_until(pilot, lambda: app.run_id == first)
+        assert app.query_one("#answer").text == ANSWER
         await pilot.press("f2")
-        await pilot.pause()
+        await wait_for_screen(app, pilot, HistoryScreen)
         await pilot.press("d")
-        await pilot.pause()
-        assert isinstance(app.screen, ConfirmModal)
+        await wait_for_screen(app, pilot, ConfirmModal)
         await pilot.press("y")
-        await pilot.pause()
-        assert app.screen.query_one("#runs").row_count == 1
+        await wait_until(pilot, lambda: isinstance(app.screen, HistoryScreen) and app.screen.query_one("#runs").row_count == 1)
         assert rq.get_run(app.db, second) is None and rq.get_run(app.db, first) is not None
         assert app.db.execute("SELECT count(*) FROM claims WHERE run_id = ?", [second]).fetchone()[0] == 0
 
@@ -223,10 +241,9 @@ async def test_interrupted_run_resumes_in_the_app(workbench):
     app = make_app(workbench)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f2")
-        await pilot.pause()
+        await wait_for_screen(app, pilot, HistoryScreen)
         await pilot.press("enter")
-        await pilot.pause()
-        assert app.run_id == run_id
+        await wait_until(pilot, lambda: app.run_id == run_id)
         await pilot.press("ctrl+r")
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -253,8 +270,7 @@ async def test_settings_are_saved_and_bad_models_reach_the_error_modal(workbench
     app = make_app(workbench, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f3")
-        await pilot.pause()
-        assert isinstance(app.screen, SettingsScreen)
+        await wait_for_screen(app, pilot, SettingsScreen)
         app.screen.query_one("#top_k", Input).value = "500"
         await pilot.press("ctrl+s")
         await pilot.pause()
@@ -290,8 +306,7 @@ async def test_scores_screen_aligns_aspects_and_recomputes_with_beta(workbench):
     async with app.run_test(size=SIZE) as pilot:
         run_id = await run_answer(app, pilot)
         await pilot.press("f4")
-        await pilot.pause()
-        assert isinstance(app.screen, ScoresScreen)
+        await wait_for_screen(app, pilot, ScoresScreen)
         assert "Factual precision" in str(app.screen.query_one("#precision").render())
         app.screen.query_one("#aspects", TextArea).load_text("mental health after surgery\nKLF4 in smooth muscle cells\n")
         app.screen.query_one("#query", Input).value = "What is known about bariatric surgery and KLF4?"
@@ -330,10 +345,9 @@ async def test_attributed_answer_shows_each_claim_beside_its_sources(workbench, 
     app = make_app(workbench, preload=False)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f2")
-        await pilot.pause()
+        await wait_for_screen(app, pilot, HistoryScreen)
         await pilot.press("enter")
-        await pilot.pause()
-        assert app.run_id == stored["run_id"]
+        await wait_until(pilot, lambda: app.run_id == stored["run_id"])
         table = app.query_one("#claims")
         labels = [str(table.get_row_at(i)[1]).split(" ", 1)[1] for i in range(table.row_count)]
         assert labels == [c["label"] for c in stored["claims"]]
@@ -351,7 +365,6 @@ async def test_attributed_answer_shows_each_claim_beside_its_sources(workbench, 
 async def test_keys_are_remapped_by_binding_id_and_palette_lists_actions(workbench):
     from dataclasses import replace
 
-    from tui.screens.history import HistoryScreen
 
     app = make_app(workbench.with_settings(replace(workbench.settings, keymap={"history": "f9"})), preload=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -359,8 +372,7 @@ async def test_keys_are_remapped_by_binding_id_and_palette_lists_actions(workben
         await pilot.pause()
         assert not isinstance(app.screen, HistoryScreen)
         await pilot.press("f9")
-        await pilot.pause()
-        assert isinstance(app.screen, HistoryScreen)
+        await wait_for_screen(app, pilot, HistoryScreen)
         await pilot.press("escape")
         names = [name for name, _, _ in app.palette_commands()]
         assert {"Run", "History", "Export run", "Scores", "Settings", "Help"} <= set(names)

@@ -136,20 +136,26 @@ class Workbench:
             sources=list(options.sources) or None, k=options.k, mode=options.mode,
         )
 
-    def ensure_sources(self, db: sqlite_utils.Database, names: tuple[str, ...], progress: Progress | None = None) -> None:
-        """Index built-in sources that are asked for (or, on an empty database, the default
-        wiki-vital) on first use; unknown names fail later with the searcher's message."""
-        from core.index import add_source
-        from core.sources import BUILTINS, WIKI_VITAL, load_builtin
+    def missing_builtins(self, db: sqlite_utils.Database, names: tuple[str, ...]) -> list[str]:
+        """Built-in sources a run over ``names`` needs indexed first: those asked for (or, on
+        an empty database, the default wiki-vital) that the database does not hold yet."""
+        from core.sources import BUILTINS, WIKI_VITAL
         from store.sources import get_source, list_sources
 
         wanted = list(names or ([] if list_sources(db) else [WIKI_VITAL.name]))
-        for name in wanted:
-            if name in BUILTINS and get_source(db, name) is None:
-                builtin = BUILTINS[name]
-                add_source(
-                    db, name, load_builtin(name), fmt="builtin", path=None, embedder=self.embedder(),
-                    splitter=self.splitter(), attribution=builtin.attribution, licence=builtin.licence,
-                    chunk_words=self.settings.chunk_words, chunk_overlap=self.settings.chunk_overlap,
-                    progress=progress,
-                )
+        return [n for n in wanted if n in BUILTINS and get_source(db, n) is None]
+
+    def ensure_sources(self, db: sqlite_utils.Database, names: tuple[str, ...], progress: Progress | None = None) -> None:
+        """Index the built-in sources :meth:`missing_builtins` names, once; unknown names
+        fail later with the searcher's message."""
+        from core.index import add_source
+        from core.sources import BUILTINS, load_builtin
+
+        for name in self.missing_builtins(db, names):
+            builtin = BUILTINS[name]
+            add_source(
+                db, name, load_builtin(name), fmt="builtin", path=None, embedder=self.embedder(),
+                splitter=self.splitter(), attribution=builtin.attribution, licence=builtin.licence,
+                chunk_words=self.settings.chunk_words, chunk_overlap=self.settings.chunk_overlap,
+                progress=progress,
+            )

@@ -50,8 +50,9 @@ def test_exports_carry_claims_verdicts_and_evidence(verified):
     rows = list(csv.DictReader(io.StringIO(to_csv(db, run_id))))
     assert [r["claim"] for r in rows] == [x["text"] for x in lines]
     assert rows[0]["verdict"] == first["verdict"] and float(rows[0]["support"]) == pytest.approx(first["support"])
-    if first["deciding_judgement_id"] is not None:
-        assert rows[0]["evidence_text"] and rows[0]["evidence_source"] == "scifact-mini"
+    deciding = [j for e in first["evidence"] for j in e["judgements"] if j["id"] == first["deciding_judgement_id"]]
+    assert rows[0]["evidence_text"] == (deciding[0]["text"] if deciding else "")  # the CSV carries what decided
+    assert rows[0]["evidence_source"] == ("scifact-mini" if deciding else "")
     report = to_markdown(db, run_id)
     assert report.startswith(f"# claimscope run {run_id}")
     assert "| 1 | Bariatric surgery leads to negative outcomes in mental health. |" in report

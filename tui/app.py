@@ -33,7 +33,7 @@ from store.db import write_tx
 from store.inspect import claim_view, run_claim_views
 from themes import THEMES, THEMES_CSS
 from tui.commands import WorkbenchCommands
-from tui.messages import IndexProgress, RunEvent, Status
+from tui.messages import IndexProgress, ModelsReady, RunEvent, Status
 from tui.widgets.claims import ClaimsTable
 from tui.widgets.inspector import EvidenceInspector
 
@@ -131,7 +131,7 @@ class ClaimscopeApp(App):
         """Load the models in the background while the user types (the UI never waits)."""
         self.post_message(Status("loading models in the background …"))
         self.workbench.warm_up(options)
-        self.post_message(Status("models ready"))
+        self.post_message(ModelsReady())
 
     def _fill_controls(self) -> None:
         from core.sources import BUILTINS
@@ -210,11 +210,9 @@ class ClaimscopeApp(App):
             self.post_message(Status("loading models …"))
             pipeline = self.workbench.pipeline(db, options, progress=self._index_progress)
             listener = self._listener
-            if resume is None:
+            if resume is None:  # (a resumed run is the one already on screen)
                 self.post_message(Status("splitting the answer into claims …"))
                 resume = pipeline.start(text, listener=listener)
-            else:
-                self.post_message(RunEvent(_reopen_event(resume)))
             pipeline.resume(resume, listener, self.cancel_flag)
         except Cancelled:
             self.post_message(Status("cancelled: ctrl+r finishes the run (stored claims are kept)"))
@@ -257,9 +255,11 @@ class ClaimscopeApp(App):
             self._refresh_header()
 
     def on_status(self, message: Status) -> None:
-        if message.text == "models ready" and (self.running or self.run_id is not None):
-            return  # a run has started meanwhile: its own status lines win
         self._status(message.text)
+
+    def on_models_ready(self) -> None:
+        if not self.running and self.run_id is None:  # else a run's own status lines win
+            self._status("models ready")
 
     def on_index_progress(self, message: IndexProgress) -> None:
         total = f"/{message.total}" if message.total else ""
@@ -267,7 +267,7 @@ class ClaimscopeApp(App):
 
     def on_run_event(self, message: RunEvent) -> None:
         ev = message.event
-        if ev.kind in ("run_started", "run_reopened"):
+        if ev.kind == "run_started":
             self._show_run(ev.run_id, keep_text=True)
             return
         if ev.run_id != self.run_id:
@@ -554,9 +554,3 @@ class ClaimscopeApp(App):
             ("Settings", "Models, thresholds, top-k, device, theme", self.action_settings),
             ("Help", "How the workbench works, and its keys", self.action_help),
         ]
-
-
-def _reopen_event(run_id: int):
-    from core.pipeline import Event
-
-    return Event(run_id, "run_reopened", {})

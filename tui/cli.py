@@ -120,21 +120,21 @@ def _db(ctx: typer.Context):
     return open_db(_settings(ctx).db_path)
 
 
-def _verifier(spec: str, grounding: bool = True):
-    """The verifier with the grounding guard (evidence must mention the claim's subject):
-    an NLI cross-encoder, or an LLM judge for ``llm`` / a ``.gguf`` path (models/llm_judge.py)."""
-    from core.verify import Verifier
-    from models.nlp import SubjectTerms
+def _workbench(ctx: typer.Context):
+    """The stages the settings describe (the TUI builds its runs from the same object)."""
+    from core.workbench import Workbench
 
-    if spec.strip().lower() == "llm" or spec.strip().lower().endswith(".gguf"):
-        from models.llm_judge import load_llm_judge
+    return Workbench(_settings(ctx))
 
-        nli = load_llm_judge(spec)
-    else:
-        from models.nli import load_nli
 
-        nli = load_nli(spec)
-    return Verifier(nli, subject_terms=SubjectTerms() if grounding else None)
+def _verifier(ctx: typer.Context, spec: str, grounding: bool = True):
+    """The verifier with the settings' thresholds and the grounding guard (evidence must
+    mention the claim's subject): an NLI cross-encoder, or an LLM judge for ``llm`` / a
+    ``.gguf`` path (models/llm_judge.py)."""
+    from core.workbench import RunOptions
+
+    wb = _workbench(ctx)
+    return wb.verifier(RunOptions.from_settings(wb.settings).with_(verifier=spec.strip(), grounding=grounding))
 
 
 GROUNDING_HELP = "Only evidence that names the claim's subject (in its text or document title) decides."
@@ -269,17 +269,15 @@ def _searcher(ctx: typer.Context, db, sources: list[str] | None):
     """A Searcher over ``db``; built-in sources that are asked for (or, on an empty database,
     the default wiki-vital) are indexed on first use, with a progress bar, then reused."""
     from core.retrieve import Searcher
-    from core.sources import BUILTINS, WIKI_VITAL
-    from store.sources import get_source, list_sources
-    from tui.console import err
+    from tui.console import err, progress_bar
 
-    settings = _settings(ctx)
-    wanted = list(sources or ([] if list_sources(db) else [WIKI_VITAL.name]))
-    for name in wanted:
-        if name in BUILTINS and get_source(db, name) is None:
-            err.print(f"first use of the built-in source {name}: indexing it once (a few minutes on 2 cores)")
-            ctx.invoke(source_add, ctx=ctx, name=name, path=None)
-    return Searcher(db, _embedder_factory(settings.embedder), rrf_k=settings.rrf_k)
+    wb = _workbench(ctx)
+    missing = wb.missing_builtins(db, tuple(sources or ()))
+    if missing:
+        err.print(f"first use of the built-in source {', '.join(missing)}: indexing it once (a few minutes on 2 cores)")
+        with progress_bar() as update:
+            wb.ensure_sources(db, tuple(sources or ()), progress=update)
+    return Searcher(db, wb.embedder, rrf_k=wb.settings.rrf_k)
 
 
 # ---------------------------------------------------------------- search
@@ -423,7 +421,7 @@ def verify(
     check_text_size(claim, "the claim")
     db = _db(ctx)
     searcher = _searcher(ctx, db, source)
-    result = verify_claim(db, searcher, _verifier(verifier, grounding), claim, sources=source, k=k, mode=mode)
+    result = verify_claim(db, searcher, _verifier(ctx, verifier, grounding), claim, sources=source, k=k, mode=mode)
     print_verdict(result, as_json)
 
 
@@ -517,7 +515,7 @@ def check(
         raise NotFoundError(f"no run {resume} in {settings.db_path}")
     searcher = _searcher(ctx, db, source)
     pipeline = Pipeline(
-        db, make_decomposer(decomposer, SpacySentenceSplitter), searcher, _verifier(verifier, grounding),
+        db, make_decomposer(decomposer, SpacySentenceSplitter), searcher, _verifier(ctx, verifier, grounding),
         sources=source, k=k, mode=mode,
     )
     sink = out_path.open("w", encoding="utf-8") if out_path else None
@@ -748,7 +746,7 @@ def demo(ctx: typer.Context) -> None:
     db = _db(ctx)
     searcher = _searcher(ctx, db, ["wiki-vital"])
     out.print(f"[bold]claimscope check[/bold] {json.dumps(DEMO_ANSWER)} --source wiki-vital")
-    pipeline = Pipeline(db, make_decomposer("rules", SpacySentenceSplitter), searcher, _verifier("embedded"),
+    pipeline = Pipeline(db, make_decomposer("rules", SpacySentenceSplitter), searcher, _verifier(ctx, "embedded"),
                         sources=["wiki-vital"], k=10)
     run_id = pipeline.start(DEMO_ANSWER, "demo")
     pipeline.resume(run_id)
@@ -864,7 +862,7 @@ def eval_verdicts(
     if dataset != "climate-fever":
         raise_input(f"unknown verdict dataset {dataset!r} (supported: climate-fever)")
     with progress_bar() as update:
-        report = evaluate_verdicts(path=path, verifier=_verifier(verifier, grounding), seed=seed, limit=limit, progress=update)
+        report = evaluate_verdicts(path=path, verifier=_verifier(ctx, verifier, grounding), seed=seed, limit=limit, progress=update)
     sys.stdout.write(format_table(report) + "\n")
     _write_report(report, json_out)
 
@@ -1099,7 +1097,7 @@ def eval_factuality(
     searcher = _searcher(ctx, db, [source]) if dataset == "factscore" else None
     with progress_bar() as update:
         report = evaluate_factuality(
-            dataset=dataset, paths=path, verifier=_verifier(verifier, grounding), searcher=searcher,
+            dataset=dataset, paths=path, verifier=_verifier(ctx, verifier, grounding), searcher=searcher,
             splitter=SpacySentenceSplitter(), source=source, k=k, mode=mode, limit=limit, db=db, store=store,
             progress=update,
         )

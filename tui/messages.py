@@ -24,6 +24,10 @@ class Status(Message):
         self.text = text
 
 
+class ModelsReady(Message):
+    """The background warm-up has loaded every model a run needs."""
+
+
 class IndexProgress(Message):
     """Indexing a built-in source on first use; a burst collapses into the newest."""
 

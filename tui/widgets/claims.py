@@ -27,6 +27,10 @@ class ClaimsTable(DataTable):
         Binding("x", "app.label('wrong')", "Verdict wrong", id="label-wrong"),
     ]
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.attribution: Mapping[int, dict] = {}  # claim idx → its attribution detail (attributed answers)
+
     def on_mount(self) -> None:
         self.cursor_type = "row"
         self.zebra_stripes = True
@@ -49,8 +53,6 @@ class ClaimsTable(DataTable):
         column.auto_width = False
         column.width = max(10, self.scrollable_content_region.width - others - 2 * self.cell_padding)
         self.refresh()
-
-    attribution: Mapping[int, dict] = {}  # claim idx → its attribution detail, for attribution runs
 
     def _cells(self, c: ClaimView, stage: str | None, colours: Mapping[str, str]) -> list:
         human = HUMAN.get(c.human_judgement or "", Text(c.human_label or ""))

@@ -19,11 +19,14 @@ import sqlite_utils
 from core.citations import CitedClaim, decompose_cited
 from core.decompose import Claim, Decomposer
 from core.errors import InputError, NotFoundError
+from core.expand import Expander, Expansion
+from core.leakage import LeakageResult, Premise, audit
 from core.retrieve import Hit, Searcher
 from core.score import factual_precision as factual_precision  # re-exported: its old home
 from core.score import run_scores
 from core.verify import ClaimVerdict, PassageEvidence, Verifier
 from store import cache
+from store import expansions as xq
 from store import runs as rq
 from store.db import write_tx
 
@@ -51,6 +54,8 @@ class ClaimResult:
     claim: str
     verdict: ClaimVerdict
     hits: list[Hit]
+    expansion: Expansion | None = None
+    leakage: LeakageResult | None = None
 
 
 class Cancelled(Exception):
@@ -67,8 +72,9 @@ def passage_evidence(hits: list[Hit]) -> list[PassageEvidence]:
 def _store_claim_result(
     db: sqlite_utils.Database, claim_id: int, hits: list[Hit], verdict: ClaimVerdict, mode: str, nli_id: str,
     thresholds: dict,
-) -> None:
-    """Evidence (every retriever's score and rank), every judgement, the verdict. Caller holds the transaction."""
+) -> dict[int, int]:
+    """Evidence (every retriever's score and rank), every judgement, the verdict; returns
+    passage id → evidence id. Caller holds the transaction."""
     evidence_ids = rq.add_evidence(
         db,
         claim_id,
@@ -94,6 +100,22 @@ def _store_claim_result(
         deciding_id, d.probs if d else None, thresholds,
     )
     rq.set_claim_status(db, claim_id, "done")
+    return evidence_ids
+
+
+def audit_premises(hits: list[Hit], verdict: ClaimVerdict) -> list[Premise]:
+    """What a run's leakage audit checks the expansion against: the deciding unit and each
+    hit's best-matching sentence (their ``ref`` is the passage id). Retrieved, not gold,
+    evidence — so "matched" means the expansion restates what was retrieved (seeds.md §1.4
+    step 6). Capped at these k + 1 texts to keep the audit under a second per claim."""
+    out: list[Premise] = []
+    if verdict.deciding is not None:
+        out.append(Premise(verdict.deciding.unit.passage_id, verdict.deciding.unit.text))
+    for h in hits:
+        text = h.sentence_text
+        if text and all(text != p.text for p in out):
+            out.append(Premise(h.passage.id, text))
+    return out
 
 
 class Pipeline:
@@ -110,17 +132,27 @@ class Pipeline:
         k: int = 10,
         mode: str = "hybrid",
         use_cache: bool = True,
+        expander: Expander | None = None,
+        splitter: Any = None,
     ) -> None:
+        """``expander`` is required by the expansion modes (hyde, query2doc); ``splitter``
+        (sentences of the generated text) turns on their leakage audit."""
         self.db, self.decomposer, self.searcher, self.verifier = db, decomposer, searcher, verifier
         self.sources, self.k, self.mode = sources, k, mode
         self.use_cache = use_cache
+        self.expander, self.splitter = expander, splitter
+        if mode in ("hyde", "query2doc") and (expander is None or expander.method != mode):
+            raise InputError(f"retrieval mode {mode} needs a {mode} query expander (an LLM)")
         self._manifest_key: str | None = None
 
     def config(self) -> dict[str, Any]:
-        return {
+        config = {
             "decomposer": self.decomposer.name, "sources": self.sources, "k": self.k, "mode": self.mode,
             "thresholds": asdict(self.verifier.t), "nli": self.verifier.nli.ref.model_id,
         }
+        if self.expander is not None:
+            config["expansion"] = self.expander.config()
+        return config
 
     def _emit(self, listener: Listener | None, run_id: int, kind: str, payload: dict, claim_id: int | None = None) -> None:
         """Store the event (inside the caller's transaction when there is one), then announce it."""
@@ -163,6 +195,8 @@ class Pipeline:
         llm = getattr(self.decomposer, "llm", None)
         if llm is not None and getattr(llm, "ref", None) is not None:
             out.append({**llm.ref.manifest(), "role": "decomposer"})
+        if self.expander is not None:
+            out.append({**self.expander.llm.ref.manifest(), "role": "expansion"})
         return out
 
     def _decompose_key(self) -> str:
@@ -229,24 +263,35 @@ class Pipeline:
                 for kind, payload in cached:
                     listener(Event(run_id, kind, payload, claim_id))
             return
+        expansion: Expansion | None = None
+        leak: LeakageResult | None = None
         try:
+            if self.expander is not None:
+                self._emit(listener, run_id, "progress", {"idx": idx, "stage": "expanding"}, claim_id)
+                expansion = self.expander.expand(text, self.db)
             self._emit(listener, run_id, "progress", {"idx": idx, "stage": "retrieving"}, claim_id)
-            hits = self.searcher.search(text, k=self.k, mode=self.mode, sources=self.sources)
+            hits = self.searcher.search(text, k=self.k, mode=self.mode, sources=self.sources, expansion=expansion)
             if not hits:
                 self._emit(listener, run_id, "warning", {"idx": idx, "message": "no evidence found in the sources"}, claim_id)
             self._emit(listener, run_id, "progress", {"idx": idx, "stage": "verifying", "passages": len(hits)}, claim_id)
             verdict = self.verifier.verify(text, passage_evidence(hits))
+            if expansion is not None and self.splitter is not None:
+                leak = audit(expansion.documents, text, audit_premises(hits, verdict), self.splitter, self.verifier.nli)
         except Exception as exc:
             self._emit(listener, run_id, "error", {"idx": idx, "message": f"{type(exc).__name__}: {exc}"}, claim_id)
             with write_tx(self.db):
                 rq.set_claim_status(self.db, claim_id, "error")
             raise
-        found = {"idx": idx, "passages": len(hits)}
+        found: dict[str, Any] = {"idx": idx, "passages": len(hits)}
+        if leak is not None:
+            found["expansion_matched"] = leak.matched
         ready = {"idx": idx, "label": verdict.label, "support": verdict.support}
         with write_tx(self.db):
-            _store_claim_result(
+            evidence_ids = _store_claim_result(
                 self.db, claim_id, hits, verdict, self.mode, self.verifier.nli.ref.model_id, asdict(self.verifier.t)
             )
+            if expansion is not None:
+                xq.add_expansion(self.db, claim_id, expansion, leak, evidence_ids)
             rq.add_event(self.db, run_id, "evidence_found", found, claim_id)
             rq.add_event(self.db, run_id, "verdict_ready", ready, claim_id)
             if key is not None:
@@ -297,6 +342,7 @@ class Pipeline:
             self.db.execute("DELETE FROM verdicts WHERE claim_id = ?", [claim_id])
             self.db.execute("DELETE FROM judgements WHERE claim_id = ?", [claim_id])
             self.db.execute("DELETE FROM evidence WHERE claim_id = ?", [claim_id])
+            self.db.execute("DELETE FROM expansions WHERE claim_id = ?", [claim_id])
             self.db.execute(
                 "UPDATE claims SET text = ?, original_text = ?, checkable = 1, note = NULL, status = 'pending' WHERE id = ?",
                 [text, original if original is not None else old_text, claim_id],
@@ -340,20 +386,33 @@ def verify_claim(
     sources: list[str] | None = None,
     k: int = 10,
     mode: str = "hybrid",
+    expander: Expander | None = None,
+    splitter: Any = None,
 ) -> ClaimResult:
-    """One claim as a whole run (``claimscope verify``): retrieve, verify, store in one transaction."""
+    """One claim as a whole run (``claimscope verify``): expand (hyde / query2doc), retrieve,
+    verify, audit the expansion, store in one transaction."""
     if not claim.strip():
         raise InputError("the claim is empty")
-    hits = searcher.search(claim, k=k, mode=mode, sources=sources)
+    expansion = expander.expand(claim, db) if expander is not None else None
+    hits = searcher.search(claim, k=k, mode=mode, sources=sources, expansion=expansion)
     verdict = verifier.verify(claim, passage_evidence(hits))
+    leak = None
+    if expansion is not None and splitter is not None:
+        leak = audit(expansion.documents, claim, audit_premises(hits, verdict), splitter, verifier.nli)
     nli_id = verifier.nli.ref.model_id
     thresholds = asdict(verifier.t)
     config: dict[str, Any] = {"kind": "verify", "sources": sources, "k": k, "mode": mode, "thresholds": thresholds}
+    manifests = [searcher.embedder.ref.manifest(), verifier.nli.ref.manifest()]
+    if expander is not None:
+        config["expansion"] = expander.config()
+        manifests.append({**expander.llm.ref.manifest(), "role": "expansion"})
     with write_tx(db):
         run_id = rq.create_run(db, claim, config)
-        rq.add_manifest(db, run_id, [searcher.embedder.ref.manifest(), verifier.nli.ref.manifest()], thresholds)
+        rq.add_manifest(db, run_id, manifests, thresholds)
         claim_id = rq.add_claim(db, run_id, 0, claim, (0, len(claim)))
-        _store_claim_result(db, claim_id, hits, verdict, mode, nli_id, thresholds)
+        evidence_ids = _store_claim_result(db, claim_id, hits, verdict, mode, nli_id, thresholds)
+        if expansion is not None:
+            xq.add_expansion(db, claim_id, expansion, leak, evidence_ids)
         rq.add_event(db, run_id, "verdict_ready", {"idx": 0, "label": verdict.label, "support": verdict.support}, claim_id)
         rq.set_run_status(db, run_id, "done")
-    return ClaimResult(run_id, claim_id, claim, verdict, hits)
+    return ClaimResult(run_id, claim_id, claim, verdict, hits, expansion, leak)

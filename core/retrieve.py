@@ -6,6 +6,10 @@
   default) in a FAISS index; the query is the claim text without any prefix (seed 004 §5.4).
 - Hybrid: reciprocal-rank fusion, score(d) = Σ_r 1 / (k + rank_r(d)) with k = 60 and 1-based
   ranks (Cormack, Clarke & Büttcher 2009), over the top ``depth`` of each retriever.
+- HyDE / Query2doc (seed 000, core/expand.py): dense retrieval with the mean of the claim's
+  and the pseudo-documents' embeddings / BM25 with the claim × 5 plus the pseudo-document.
+  The expansion only shapes the query: the best sentence of each hit is still chosen
+  against the claim, and the verifier only ever sees retrieved passages.
 """
 
 from __future__ import annotations
@@ -18,13 +22,15 @@ import numpy as np
 import sqlite_utils
 
 from core.errors import InputError
+from core.expand import Expansion, hyde_vector, query2doc_query
 from core.index import require_source, vector_index
 from core.text import content_words, fts_match_query
 from models.embed import Embedder
 from store import sources as sq
 from store.records import SourceInfo, StoredPassage
 
-MODES = ("bm25", "dense", "hybrid")
+MODES = ("bm25", "dense", "hybrid", "hyde", "query2doc")
+EXPANSION_MODES = ("hyde", "query2doc")
 Ranked = list[tuple[int, float]]  # (passage id, score), best first
 
 
@@ -43,8 +49,8 @@ class BM25Retriever:
         self._db = db
         self._source_ids = [s.id for s in sources]
 
-    def retrieve(self, query: str, k: int) -> Ranked:
-        match = fts_match_query(query)
+    def retrieve(self, query: str, k: int, distinct: bool = True) -> Ranked:
+        match = fts_match_query(query, distinct=distinct)
         if match is None:
             return []
         return sq.fts_search(self._db, match, self._source_ids, k)
@@ -88,6 +94,26 @@ def reciprocal_rank_fusion(rankings: dict[str, Ranked], k: int = 60) -> Ranked:
         for rank, (pid, _score) in enumerate(ranked, start=1):
             fused[pid] = fused.get(pid, 0.0) + 1.0 / (k + rank)
     return sorted(fused.items(), key=lambda item: -item[1])
+
+
+def rank_expanded(
+    query: str, expansion: Expansion, k: int, bm25: BM25Retriever, dense: DenseRetriever | None,
+    encode: Callable[[list[str]], np.ndarray], *, depth: int = 100, rrf_k: int = 60,
+) -> Ranked:
+    """The ranking of an expanded query (seed 000 §3.2). HyDE: dense search with
+    :func:`~core.expand.hyde_vector` of the claim and its documents. Query2doc: BM25 over
+    :func:`~core.expand.query2doc_query`, keeping every word occurrence (query-term
+    frequency). The paper uses one document; with several, each document's Query2doc
+    ranking is fused by RRF (a [derived] choice; HyDE's mean already covers N > 1)."""
+    if expansion.method == "hyde":
+        if dense is None:
+            raise InputError("HyDE needs a dense index of the sources")
+        vecs = encode([query, *expansion.documents])
+        return dense.retrieve_vector(hyde_vector(vecs[0], vecs[1:]), k)
+    docs = expansion.documents or ("",)
+    rankings = {str(i): bm25.retrieve(query2doc_query(query, d), k if len(docs) == 1 else max(k, depth), distinct=False)
+                for i, d in enumerate(docs)}
+    return rankings["0"] if len(rankings) == 1 else reciprocal_rank_fusion(rankings, rrf_k)[:k]
 
 
 @dataclass
@@ -148,13 +174,20 @@ class Searcher:
             self._dense[key] = DenseRetriever(self.db, sources, self.embedder, self.index_kind)
         return self._dense[key]
 
-    def rank(self, query: str, mode: str, k: int, sources: Sequence[str] | None = None) -> dict[str, Ranked]:
-        """Raw rankings: ``{"bm25": …, "dense": …, "hybrid": …}`` as the mode needs."""
+    def rank(
+        self, query: str, mode: str, k: int, sources: Sequence[str] | None = None, expansion: Expansion | None = None,
+    ) -> dict[str, Ranked]:
+        """Raw rankings: ``{"bm25": …, "dense": …, "hybrid": …}`` as the mode needs; the
+        expansion modes need the claim's :class:`~core.expand.Expansion`."""
         if mode not in MODES:
             raise InputError(f"unknown retrieval mode {mode!r} (use {', '.join(MODES)})")
         if not query.strip():
             raise InputError("the query is empty")
         srcs = self.sources(sources)
+        if mode in EXPANSION_MODES:
+            if expansion is None or expansion.method != mode:
+                raise InputError(f"retrieval mode {mode} needs the claim's {mode} expansion (an LLM writes it)")
+            return {mode: self.expanded(query, expansion, k, srcs)}
         depth = max(k, self.depth) if mode == "hybrid" else k
         out: dict[str, Ranked] = {}
         if mode in ("bm25", "hybrid"):
@@ -165,8 +198,16 @@ class Searcher:
             out["hybrid"] = reciprocal_rank_fusion({"bm25": out["bm25"], "dense": out["dense"]}, self.rrf_k)
         return out
 
-    def search(self, query: str, k: int = 10, mode: str = "hybrid", sources: Sequence[str] | None = None) -> list[Hit]:
-        rankings = self.rank(query, mode, k, sources)
+    def expanded(self, query: str, expansion: Expansion, k: int, sources: list[SourceInfo]) -> Ranked:
+        dense = self.dense(sources) if expansion.method == "hyde" else None
+        return rank_expanded(query, expansion, k, BM25Retriever(self.db, sources), dense, self.embedder.encode,
+                             depth=self.depth, rrf_k=self.rrf_k)
+
+    def search(
+        self, query: str, k: int = 10, mode: str = "hybrid", sources: Sequence[str] | None = None,
+        expansion: Expansion | None = None,
+    ) -> list[Hit]:
+        rankings = self.rank(query, mode, k, sources, expansion)
         top = rankings[mode][:k]
         passages = sq.get_passages(self.db, [pid for pid, _ in top])
         component = {name: {pid: (r, s) for r, (pid, s) in enumerate(lst, 1)} for name, lst in rankings.items() if name != mode}
@@ -177,7 +218,7 @@ class Searcher:
                 if pid in table:
                     hit.ranks[name], hit.scores[name] = table[pid]
             hits.append(hit)
-        self._mark_best_sentences(query, hits, use_dense=mode != "bm25")
+        self._mark_best_sentences(query, hits, use_dense=mode not in ("bm25", "query2doc"))
         return hits
 
     def _mark_best_sentences(self, query: str, hits: list[Hit], use_dense: bool) -> None:

@@ -63,7 +63,12 @@ class Settings:
     decomposer: str = "rules"  # rules | sentence | llm
     verifier: str = "embedded"  # embedded NLI, an HF id / folder, "llm", or a .gguf path
     llm: str = "embedded"  # GGUF for the LLM decomposer/judge: "embedded" (SmolLM2) or a path
-    mode: str = "hybrid"  # bm25 | dense | hybrid
+    mode: str = "hybrid"  # bm25 | dense | hybrid | hyde | query2doc
+    # Query expansion (seed 000): HyDE's prompt preset (encyclopedic | scientific | factcheck;
+    # Query2doc always uses its generic prompt), documents per claim, and max new tokens.
+    hyde_prompt: str = "encyclopedic"
+    expansion_n: int = 1
+    expansion_max_tokens: int = 512
     sources: tuple[str, ...] = ()  # empty: every source in the database
     support_threshold: float = 0.60  # core.verify.Thresholds defaults (fitted on dev data)
     refute_threshold: float = 0.65
@@ -77,6 +82,12 @@ class Settings:
 
 
 _KINDS = {f.name: f.type for f in fields(Settings)}
+# Settings whose value must be one of a few names (checked on load, so a typo in the TOML
+# file is reported with the file instead of failing later inside a run).
+CHOICES = {
+    "mode": ("bm25", "dense", "hybrid", "hyde", "query2doc"),
+    "hyde_prompt": ("encyclopedic", "scientific", "factcheck"),
+}
 
 
 def _coerce(key: str, value, path: Path):
@@ -97,6 +108,8 @@ def _coerce(key: str, value, path: Path):
     expected = {"int": int, "float": (int, float), "bool": bool, "str": str}[kind]
     if (isinstance(value, bool) and kind != "bool") or not isinstance(value, expected):
         raise InputError(f"setting {key!r} must be of type {kind}, got {type(value).__name__}", path)
+    if key in CHOICES and value not in CHOICES[key]:
+        raise InputError(f"setting {key!r} must be one of {', '.join(CHOICES[key])}, got {value!r}", path)
     return float(value) if kind == "float" else value
 
 

@@ -22,13 +22,19 @@ def content_words(text: str) -> list[str]:
     return [w for w in words(text) if w not in STOPWORDS]
 
 
-def fts_match_query(text: str) -> str | None:
-    """An FTS5 MATCH expression: the query's distinct content words, quoted and OR-ed.
+def fts_match_query(text: str, distinct: bool = True) -> str | None:
+    """An FTS5 MATCH expression: the query's content words, quoted and OR-ed.
 
     Quoting makes every token a literal (no FTS5 syntax injection from user text); OR
     gives BM25 ranking over partial matches, like a classic bag-of-words BM25 query.
+    With ``distinct=False`` every occurrence is kept: FTS5's ``bm25()`` sums over the query's
+    phrases, so a word written 5 times weighs 5 times — query-term frequency, as Anserini's
+    bag-of-words queries weigh it, which Query2doc's repeated claim relies on (seed 000 Eq. 1).
     """
-    toks = list(dict.fromkeys(content_words(text))) or list(dict.fromkeys(words(text)))
+    def pick(toks: list[str]) -> list[str]:
+        return list(dict.fromkeys(toks)) if distinct else toks
+
+    toks = pick(content_words(text)) or pick(words(text))
     if not toks:
         return None
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in toks)

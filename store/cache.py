@@ -14,6 +14,8 @@ from typing import Any
 
 import sqlite_utils
 
+from store.expansions import copy_expansions
+
 
 def key_of(obj: Any) -> str:
     """A stable sha256 of a JSON-serialisable description (sorted keys)."""
@@ -41,7 +43,7 @@ def clear(db: sqlite_utils.Database, stage: str | None = None) -> int:
 
 
 def copy_claim_result(db: sqlite_utils.Database, from_claim: int, to_claim: int) -> bool:
-    """Copy a verified claim's evidence, judgements and verdict onto another claim (a cache
+    """Copy a verified claim's evidence, judgements, verdict and query expansion onto another claim (a cache
     hit: same claim text, same models and settings). Returns False when the source claim has
     no verdict any more (deleted run), so the caller computes afresh. Caller holds the tx."""
     verdict = db.execute(
@@ -75,6 +77,7 @@ def copy_claim_result(db: sqlite_utils.Database, from_claim: int, to_claim: int)
             [to_claim, evidence_map[row[1]], *row[2:]],
         )
         judgement_map[row[0]] = int(cur.lastrowid)
+    copy_expansions(db, from_claim, to_claim, evidence_map)
     label, support, dec_ev, probs, model, dec_j, thresholds = verdict
     db.execute(
         """INSERT INTO verdicts (claim_id, label, support, deciding_evidence_id, probabilities, model,

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 
 import sqlite_utils
 
+from store.context_usage import ContextUsageRow
+from store.context_usage import for_claim as context_usage_for_claim
+from store.expansions import ExpansionView, claim_expansion
 from store.sources import get_passages
 
 
@@ -47,6 +50,8 @@ class EvidenceView:
     sentences: tuple[str, ...]
     sentence_spans: tuple[tuple[int, int], ...]  # of each sentence within ``text``
     judgements: tuple[JudgementView, ...]
+    date: str | None = None  # the document's publication date, when the source gives one
+    context_usage: ContextUsageRow | None = None  # ACU of this passage (seed 001 §5), once computed
 
     def best(self) -> JudgementView | None:
         """The most decisive judgement on this passage: largest |P(e) − P(c)|."""
@@ -72,13 +77,16 @@ class ClaimView:
     deciding_judgement_id: int | None
     human_label: str | None = None
     human_judgement: str | None = None
+    expansion_matched: bool | None = None  # the query expansion already states the evidence (seed 000 §3.3)
     evidence: tuple[EvidenceView, ...] = field(default=())
+    expansion: ExpansionView | None = None  # generated text the claim was retrieved with; never evidence
 
 
 _CLAIMS_SQL = """
 SELECT c.id, c.idx, c.text, c.span_start, c.span_end, c.checkable, c.status, c.note, c.context,
        c.citations, c.original_text, v.label, v.support, v.probabilities, v.deciding_evidence_id,
-       v.deciding_judgement_id, a.label, a.judgement
+       v.deciding_judgement_id, a.label, a.judgement,
+       (SELECT matched FROM expansions WHERE claim_id = c.id ORDER BY id DESC LIMIT 1)
 FROM claims c
 LEFT JOIN verdicts v ON v.id = (SELECT max(id) FROM verdicts WHERE claim_id = c.id)
 LEFT JOIN annotations a ON a.id = (SELECT max(id) FROM annotations WHERE claim_id = c.id)
@@ -90,7 +98,7 @@ def _claim(r) -> ClaimView:
     return ClaimView(
         r[0], r[1], r[2], (r[3], r[4]) if r[3] is not None else None, bool(r[5]), r[6], r[7], r[8],
         tuple(json.loads(r[9])) if r[9] else (), r[10], r[11], r[12], tuple(probs) if probs else None,
-        r[14], r[15], r[16], r[17],
+        r[14], r[15], r[16], r[17], None if r[18] is None else bool(r[18]),
     )
 
 
@@ -111,6 +119,12 @@ def claim_view(db: sqlite_utils.Database, claim_id: int) -> ClaimView | None:
         [claim_id],
     ).fetchall()
     passages = get_passages(db, [r[7] for r in ev_rows])
+    dates = dict(db.execute(
+        f"""SELECT p.id, d.date FROM passages p JOIN documents d ON d.id = p.document_id
+            WHERE p.id IN ({",".join("?" * len(ev_rows))})""",
+        [r[7] for r in ev_rows],
+    ).fetchall()) if ev_rows else {}
+    usage = context_usage_for_claim(db, claim_id)
     by_evidence: dict[int, list[JudgementView]] = {}
     for j in db.execute(
         """SELECT id, evidence_id, unit, sentences, text, p_entailment, p_neutral, p_contradiction, grounded
@@ -129,10 +143,10 @@ def claim_view(db: sqlite_utils.Database, claim_id: int) -> ClaimView | None:
             EvidenceView(
                 r[0], r[1], r[2], r[3], r[4], r[5], r[6], p.id, p.source, p.doc_ext_id, p.title, p.url, p.text,
                 tuple(p.sentence_texts()), tuple((a - p.char_start, b - p.char_start) for a, b in p.sentences),
-                tuple(by_evidence.get(r[0], ())),
+                tuple(by_evidence.get(r[0], ())), dates.get(p.id), usage.get(r[0]),
             )
         )
-    return ClaimView(**{**base.__dict__, "evidence": tuple(evidence)})
+    return ClaimView(**{**base.__dict__, "evidence": tuple(evidence), "expansion": claim_expansion(db, claim_id)})
 
 
 def delete_run(db: sqlite_utils.Database, run_id: int) -> bool:

@@ -264,6 +264,74 @@ def _v6_annotations_cache(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE claims ADD COLUMN original_text TEXT")
 
 
+def _v7_expansions_context_usage(db: sqlite_utils.Database) -> None:
+    """Query expansions (seed 000) and context-usage scores (seed 001 §5).
+
+    - ``expansions``: the LLM-written pseudo-documents a claim was retrieved with (HyDE or
+      Query2doc), with the prompt preset, the generating model (id, sha256) and the sampling
+      parameters. Kept apart from ``evidence`` on purpose: generated text is never evidence,
+      never shown as evidence and never passed to the verifier (seed 000's argument; seeds.md
+      §1.1 item 4). ``matched`` is the leakage audit's answer (1 / 0; NULL: not audited).
+    - ``expansion_matches``: one row per (premise, generated sentence) pair of the leakage
+      audit (seed 000 §3.3; seeds.md §1.4 step 5), so the UI can show which generated
+      sentence restates which evidence.
+    - ``context_usage``: P(True/None/False) for the claim alone and with one evidence piece,
+      ΔP and the ACU sum on the [-3, 3] scale (seed 001 §5, Eq. 1–2), per evidence row and
+      model; ``stance_source`` says whether the stance came from the verifier or a person.
+    """
+    db.execute(
+        """CREATE TABLE expansions (
+            id INTEGER PRIMARY KEY,
+            claim_id INTEGER NOT NULL REFERENCES claims(id) ON DELETE CASCADE,
+            method TEXT NOT NULL CHECK (method IN ('hyde', 'query2doc')),
+            preset TEXT NOT NULL,
+            documents TEXT NOT NULL,
+            model TEXT NOT NULL,
+            model_sha256 TEXT,
+            params TEXT NOT NULL,
+            seconds REAL,
+            matched INTEGER,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+        )"""
+    )
+    db.execute("CREATE INDEX expansions_claim ON expansions(claim_id)")
+    db.execute(
+        """CREATE TABLE expansion_matches (
+            id INTEGER PRIMARY KEY,
+            expansion_id INTEGER NOT NULL REFERENCES expansions(id) ON DELETE CASCADE,
+            evidence_id INTEGER REFERENCES evidence(id) ON DELETE CASCADE,
+            premise TEXT NOT NULL,
+            doc_index INTEGER NOT NULL,
+            sentence_index INTEGER NOT NULL,
+            sentence TEXT NOT NULL,
+            label TEXT NOT NULL CHECK (label IN ('entailment', 'neutral', 'contradiction')),
+            p_entailment REAL NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX expansion_matches_expansion ON expansion_matches(expansion_id)")
+    db.execute(
+        """CREATE TABLE context_usage (
+            id INTEGER PRIMARY KEY,
+            claim_id INTEGER NOT NULL REFERENCES claims(id) ON DELETE CASCADE,
+            evidence_id INTEGER NOT NULL REFERENCES evidence(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            model_sha256 TEXT,
+            shots INTEGER NOT NULL,
+            stance TEXT NOT NULL,
+            stance_source TEXT NOT NULL CHECK (stance_source IN ('verifier', 'human')),
+            p_claim TEXT NOT NULL,
+            p_evidence TEXT NOT NULL,
+            delta TEXT NOT NULL,
+            acu_sum REAL NOT NULL,
+            repulsion INTEGER NOT NULL,
+            memory_conflict INTEGER,
+            created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+            UNIQUE (evidence_id, model, shots, stance)
+        )"""
+    )
+    db.execute("CREATE INDEX context_usage_claim ON context_usage(claim_id)")
+
+
 Migration = tuple[int, str, Callable[[sqlite_utils.Database], None]]
 
 MIGRATIONS: list[Migration] = [
@@ -273,5 +341,6 @@ MIGRATIONS: list[Migration] = [
     (4, "embedding_cache: vectors by (model, text hash)", _v4_embedding_cache),
     (5, "claims.note (why not checkable), .context (source sentence), .citations", _v5_claim_context),
     (6, "annotations (human labels), stage_cache, claims.original_text", _v6_annotations_cache),
+    (7, "expansions + leakage-audit pairs (seed 000), context_usage / ACU (seed 001)", _v7_expansions_context_usage),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -376,3 +376,39 @@ async def test_keys_are_remapped_by_binding_id_and_palette_lists_actions(workben
         await pilot.press("escape")
         names = [name for name, _, _ in app.palette_commands()]
         assert {"Run", "History", "Export run", "Scores", "Settings", "Help"} <= set(names)
+
+
+async def test_query_expansion_run_shows_generated_text_apart_and_acu_on_demand(shared_models, db_path):
+    """A query2doc run (seed 000): the inspector shows the pseudo-document as generated text,
+    apart from the evidence cards, with its leakage-audit result; each passage carries its
+    context characteristics (seed 001 §4.1); `a` scores ACU (seed 001 §5) passage by passage."""
+    from store.inspect import claim_view
+    from tui.widgets.inspector import EvidenceInspector
+
+    wb = shared_models.with_settings(Settings(db_path=db_path, sources=("scifact-mini",), top_k=2,
+                                              mode="query2doc", expansion_max_tokens=32))
+    app = make_app(wb, preload=False)
+    async with app.run_test(size=SIZE) as pilot:
+        run_id = await run_answer(app, pilot, "Bariatric surgery leads to negative outcomes in mental health.")
+        db = open_db(db_path)
+        claim_id, = db.execute("SELECT id FROM claims WHERE run_id = ?", [run_id]).fetchone()
+        stored = db.execute("SELECT method, documents, matched FROM expansions WHERE claim_id = ?", [claim_id]).fetchall()
+        assert len(stored) == 1 and stored[0][0] == "query2doc" and stored[0][2] in (0, 1)
+        generated = json.loads(stored[0][1])[0]
+        cards = [plain(s.content) for s in app.query_one("#inspector", EvidenceInspector).query(".card")]
+        expansion = [c for c in cards if "not evidence" in c]
+        assert len(expansion) == 1 and "query2doc" in expansion[0]
+        assert ("already states the retrieved evidence" in expansion[0]) == bool(stored[0][2])
+        evidence_cards = [c for c in cards if "bm25" in c and "fused" in c]
+        assert len(evidence_cards) == 2 and all("jaccard" in c and "Flesch" in c for c in evidence_cards)
+        assert all(generated[:40] not in c for c in evidence_cards)  # generated text is never shown as evidence
+
+        app.query_one("#claims").focus()
+        await pilot.press("a")  # context usage of the selected claim's two passages
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        view = claim_view(db, claim_id)
+        assert all(ev.context_usage is not None for ev in view.evidence)
+        assert all(-3 <= ev.context_usage.acu_sum <= 3 for ev in view.evidence)
+        cards = [plain(s.content) for s in app.query_one("#inspector", EvidenceInspector).query(".card")]
+        assert sum("ACU " in c for c in cards) == 2

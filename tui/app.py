@@ -33,7 +33,7 @@ from store.db import write_tx
 from store.inspect import claim_view, run_claim_views
 from themes import THEMES, THEMES_CSS
 from tui.commands import WorkbenchCommands
-from tui.messages import IndexProgress, ModelsReady, RunEvent, Status
+from tui.messages import ContextUsageScored, IndexProgress, ModelsReady, RunEvent, Status
 from tui.widgets.claims import ClaimsTable
 from tui.widgets.inspector import EvidenceInspector
 
@@ -359,7 +359,8 @@ class ClaimscopeApp(App):
         table = self.query_one("#claims", ClaimsTable)
         claim_id = table.selected_claim_id
         view = claim_view(self.db, claim_id) if claim_id is not None else None
-        self.query_one("#inspector", EvidenceInspector).show(view, self.colours, self.attribution)
+        self.query_one("#inspector", EvidenceInspector).show(view, self.colours, self.attribution,
+                                                             self.workbench.characterizer())
         answer = self.query_one("#answer", TextArea)
         if view is not None and view.span and answer.read_only:
             doc = answer.document
@@ -377,7 +378,46 @@ class ClaimscopeApp(App):
         claim_id = self.query_one("#claims", ClaimsTable).selected_claim_id
         view = claim_view(self.db, claim_id) if claim_id is not None else None
         if view is not None:
-            self.push_screen(InspectorScreen(view, self.colours, self.attribution))
+            self.push_screen(InspectorScreen(view, self.colours, self.attribution, self.workbench.characterizer()))
+
+    # ------------------------------------------------------------------ context usage
+
+    def action_context_usage(self) -> None:
+        """ACU of the selected claim's evidence with the settings' LLM (seed 001 §5)."""
+        claim_id = self.query_one("#claims", ClaimsTable).selected_claim_id
+        view = claim_view(self.db, claim_id) if claim_id is not None else None
+        if view is None or self.running:
+            self.notify("Select a claim (and wait for the run to finish) to score its context usage.",
+                        severity="warning")
+            return
+        if view.status != "done" or not view.evidence:
+            self.notify("Context usage needs a verified claim with evidence.", severity="warning")
+            return
+        self.running = True
+        self.score_context_usage(claim_id, len(view.evidence))
+
+    @work(thread=True, exclusive=True, group="pipeline", exit_on_error=False, description="Scoring context usage")
+    def score_context_usage(self, claim_id: int, total: int) -> None:
+        """P(True/None/False) without and with each passage; one message per stored passage."""
+        from core.acu import score_stored_claim
+
+        db = self.workbench.open_db()
+        try:
+            self.post_message(Status("context usage: loading the LLM …"))
+            done = 0
+
+            def scored(evidence_id: int, usage) -> None:
+                nonlocal done
+                done += 1
+                self.post_message(ContextUsageScored(claim_id, evidence_id, usage.acu_sum, done, total))
+
+            score_stored_claim(db, claim_id, self.workbench.context_usage(), scored)
+        finally:
+            db.close()
+
+    def on_context_usage_scored(self, message: ContextUsageScored) -> None:
+        self._status(f"context usage: passage {message.done}/{message.total} ACU {message.acu_sum:+.2f}")
+        self._refresh_claim(message.claim_id)
 
     # ------------------------------------------------------------------ review
 

@@ -138,6 +138,16 @@ def _verifier(ctx: typer.Context, spec: str, grounding: bool = True):
 
 
 GROUNDING_HELP = "Only evidence that names the claim's subject (in its text or document title) decides."
+MODE_HELP = "Retrieval: bm25, dense, hybrid (RRF), or with an LLM query expansion: hyde or query2doc."
+PROMPT_HELP = "HyDE prompt preset: encyclopedic, scientific or factcheck (default: the settings'; Query2doc has its own)."
+EXPAND_LLM_HELP = "GGUF model writing hyde / query2doc expansions: embedded (SmolLM2) or a .gguf path."
+
+
+def _expander(ctx: typer.Context, mode: str, prompt: str | None, llm: str | None):
+    """The query expander of an expansion mode (None for the others), built like the TUI's."""
+    from core.workbench import Workbench
+
+    return Workbench(_settings(ctx).with_overrides(hyde_prompt=prompt, llm=llm)).expander(mode)
 
 
 def raise_input(message: str):
@@ -291,17 +301,43 @@ def search(
     source: Annotated[
         list[str] | None, typer.Option("--source", "-s", help="Source name (repeatable; default: all).")
     ] = None,
-    mode: Annotated[str, typer.Option("--mode", "-m", help="bm25, dense or hybrid (RRF).")] = "hybrid",
+    mode: Annotated[str, typer.Option("--mode", "-m", help=MODE_HELP)] = "hybrid",
     k: Annotated[int, typer.Option("-k", min=1, max=1000, help="Number of passages.")] = 10,
+    prompt: Annotated[str | None, typer.Option("--prompt", help=PROMPT_HELP)] = None,
+    llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per passage on stdout.")] = False,
 ) -> None:
-    """Ranked passages with title, each retriever's score and rank, and the best-matching sentence."""
+    """Ranked passages with title, each retriever's score and rank, and the best-matching
+    sentence. With --mode hyde / query2doc the LLM's pseudo-document is shown on stderr,
+    marked as generated: it shapes the query and is never evidence."""
     from core.settings import check_text_size
 
     check_text_size(query, "the query")
-    searcher = _searcher(ctx, _db(ctx), source)
-    hits = searcher.search(query, k=k, mode=mode, sources=source)
+    db = _db(ctx)
+    searcher = _searcher(ctx, db, source)
+    expander = _expander(ctx, mode, prompt, llm)
+    expansion = expander.expand(query, db) if expander is not None else None
+    if expansion is not None:
+        print_expansion(expansion)
+    hits = searcher.search(query, k=k, mode=mode, sources=source, expansion=expansion)
     print_hits(hits, mode, as_json, searcher)
+
+
+def print_expansion(expansion, matched: bool | None = None) -> None:
+    """The generated pseudo-document(s) on stderr, labelled as generated text."""
+    from rich.text import Text
+
+    from tui.console import err
+
+    cached = ", cached" if expansion.cached else f", {expansion.seconds:.1f} s"
+    err.print(Text(f"{expansion.method} expansion by {expansion.model.get('model_id')} ({expansion.preset} prompt{cached}) "
+                   "— generated text, not evidence:", style="bold yellow"))
+    for doc in expansion.documents:
+        err.print(Text("  " + doc.replace("\n", " "), style="dim italic"))
+    if matched is not None:
+        err.print(Text("  leakage audit: the expansion already states the retrieved evidence" if matched
+                       else "  leakage audit: no generated sentence is entailed by the retrieved evidence",
+                       style="yellow" if matched else "dim"))
 
 
 def print_hits(hits, mode: str, as_json: bool, searcher) -> None:
@@ -408,20 +444,28 @@ def verify(
     source: Annotated[
         list[str] | None, typer.Option("--source", "-s", help="Source name (repeatable; default: all).")
     ] = None,
-    mode: Annotated[str, typer.Option("--mode", "-m", help="Retrieval: bm25, dense or hybrid.")] = "hybrid",
+    mode: Annotated[str, typer.Option("--mode", "-m", help=MODE_HELP)] = "hybrid",
     k: Annotated[int, typer.Option("-k", min=1, max=100, help="Passages to verify against.")] = 10,
     verifier: Annotated[str, typer.Option(help="NLI model: embedded, a local folder or a cached HF id.")] = "embedded",
     grounding: Annotated[bool, typer.Option(help=GROUNDING_HELP)] = True,
+    prompt: Annotated[str | None, typer.Option("--prompt", help=PROMPT_HELP)] = None,
+    llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
-    """Verify one claim against a knowledge source: verdict, signed support score, evidence."""
+    """Verify one claim against a knowledge source: verdict, signed support score, evidence.
+    With --mode hyde / query2doc the expansion is audited for leakage against the evidence."""
     from core.pipeline import verify_claim
     from core.settings import check_text_size
 
     check_text_size(claim, "the claim")
     db = _db(ctx)
     searcher = _searcher(ctx, db, source)
-    result = verify_claim(db, searcher, _verifier(ctx, verifier, grounding), claim, sources=source, k=k, mode=mode)
+    expander = _expander(ctx, mode, prompt, llm)
+    splitter = _workbench(ctx).splitter() if expander is not None else None
+    result = verify_claim(db, searcher, _verifier(ctx, verifier, grounding), claim, sources=source, k=k, mode=mode,
+                          expander=expander, splitter=splitter)
+    if result.expansion is not None and not as_json:
+        print_expansion(result.expansion, result.leakage.matched if result.leakage else None)
     print_verdict(result, as_json)
 
 
@@ -446,10 +490,17 @@ def print_verdict(result, as_json: bool) -> None:
                 "text": j.unit.text, "probs": dict(zip(LABELS, map(float, j.probs), strict=True)),
                 "support": j.support,
             }
-        sys.stdout.write(json.dumps({
+        obj = {
             "run_id": result.run_id, "claim": result.claim, "verdict": v.label, "support": v.support,
             "deciding": pair(v.deciding) if v.deciding else None, "pairs": [pair(j) for j in ranked],
-        }) + "\n")
+        }
+        if result.expansion is not None:  # generated text, kept apart from the evidence pairs
+            obj["expansion"] = {
+                "method": result.expansion.method, "preset": result.expansion.preset,
+                "documents": list(result.expansion.documents), "model": result.expansion.model.get("model_id"),
+                "matched": result.leakage.matched if result.leakage else None,
+            }
+        sys.stdout.write(json.dumps(obj) + "\n")
         return
     head = Text("verdict: ")
     head.append(v.label, style=VERDICT_STYLE[v.label])
@@ -489,11 +540,13 @@ def check(
     out_path: Annotated[Path | None, typer.Option("--out", help="Write JSONL results here.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="table, json or jsonl.")] = "table",
     source: Annotated[list[str] | None, typer.Option("--source", "-s", help="Source (repeatable).")] = None,
-    mode: Annotated[str, typer.Option("--mode", "-m", help="bm25, dense or hybrid.")] = "hybrid",
+    mode: Annotated[str, typer.Option("--mode", "-m", help=MODE_HELP)] = "hybrid",
     k: Annotated[int, typer.Option("-k", min=1, max=100, help="Passages per claim.")] = 10,
     decomposer: Annotated[str, typer.Option(help="Decomposer: rules (atomic claims) or sentence.")] = "rules",
     verifier: Annotated[str, typer.Option(help="NLI model: embedded, a folder or a cached HF id.")] = "embedded",
     grounding: Annotated[bool, typer.Option(help=GROUNDING_HELP)] = True,
+    prompt: Annotated[str | None, typer.Option("--prompt", help=PROMPT_HELP)] = None,
+    llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
 ) -> None:
     from core.decompose import make_decomposer
     from core.pipeline import Pipeline
@@ -514,9 +567,11 @@ def check(
 
         raise NotFoundError(f"no run {resume} in {settings.db_path}")
     searcher = _searcher(ctx, db, source)
+    expander = _expander(ctx, mode, prompt, llm)
     pipeline = Pipeline(
         db, make_decomposer(decomposer, SpacySentenceSplitter), searcher, _verifier(ctx, verifier, grounding),
-        sources=source, k=k, mode=mode,
+        sources=source, k=k, mode=mode, expander=expander,
+        splitter=_workbench(ctx).splitter() if expander is not None else None,
     )
     sink = out_path.open("w", encoding="utf-8") if out_path else None
     results = []
@@ -767,16 +822,24 @@ def eval_retrieval(
     claims: Annotated[Path, typer.Option(help="Claims JSONL (SciFact format).")],
     corpus: Annotated[Path, typer.Option(help="Corpus JSONL (SciFact format).")],
     dataset: Annotated[str, typer.Option(help="Dataset format: scifact.")] = "scifact",
-    modes: Annotated[str, typer.Option(help="Comma-separated: bm25,dense,hybrid.")] = "bm25,dense,hybrid",
+    modes: Annotated[
+        str, typer.Option(help="Comma-separated: bm25,dense,hybrid,hyde,query2doc.")
+    ] = "bm25,dense,hybrid",
     k: Annotated[str, typer.Option("--k", help="Comma-separated cut-offs.")] = "5,10",
     index_kinds: Annotated[
         str, typer.Option(help="Dense index kinds to compare: flat (exact), hnsw.")
     ] = "flat,hnsw",
     limit: Annotated[int | None, typer.Option(help="Only the first N claims.")] = None,
+    llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
+    prompt: Annotated[str, typer.Option("--prompt", help="HyDE prompt preset (SciFact: scientific).")] = "scientific",
+    max_tokens: Annotated[int, typer.Option(min=1, max=2048, help="Expansion length cap (seed 000: 512).")] = 512,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
 ) -> None:
-    """Document-level recall@k / ndcg@k of each retrieval mode, index build time and query latency."""
+    """Document-level recall@k / ndcg@k of each retrieval mode, index build time and query
+    latency; hyde / query2doc also report the seconds each expansion took. With --db the
+    generated expansions are kept (stage cache) for `eval leakage` on the same database."""
     from core.evaluate.retrieval import evaluate_retrieval, format_table
+    from core.expand import ExpansionParams
     from models.nlp import SpacySentenceSplitter
     from tui.console import progress_bar
 
@@ -795,6 +858,58 @@ def eval_retrieval(
             db_path=_state(ctx).db_path,
             limit=limit,
             progress=update,
+            llm_factory=_llm_factory(llm or settings.llm),
+            hyde_prompt=prompt,
+            params=ExpansionParams(max_tokens=max_tokens),
+        )
+    sys.stdout.write(format_table(report) + "\n")
+    _write_report(report, json_out)
+
+
+def _llm_factory(spec: str):
+    def load():
+        from models.llm import load_llm
+
+        return load_llm(spec)
+
+    return load
+
+
+@eval_app.command("leakage")
+@handle_errors
+def eval_leakage(
+    ctx: typer.Context,
+    claims: Annotated[Path, typer.Option(help="Claims JSONL (SciFact format, with gold evidence).")],
+    corpus: Annotated[Path, typer.Option(help="Corpus JSONL (SciFact format).")],
+    methods: Annotated[str, typer.Option(help="Comma-separated: query2doc,hyde.")] = "query2doc,hyde",
+    k: Annotated[str, typer.Option("--k", help="Comma-separated cut-offs.")] = "5,10",
+    repeats: Annotated[int, typer.Option(min=1, max=16, help="Generations per claim (seed 000: 8), mean ± SE.")] = 1,
+    llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
+    prompt: Annotated[str, typer.Option("--prompt", help="HyDE prompt preset (SciFact: scientific).")] = "scientific",
+    max_tokens: Annotated[int, typer.Option(min=1, max=2048, help="Expansion length cap (seed 000: 512).")] = 512,
+    verifier: Annotated[str, typer.Option(help="NLI model labelling (gold evidence, generated sentence) pairs.")] = "embedded",
+    limit: Annotated[int | None, typer.Option(help="Only the first N claims.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
+) -> None:
+    """Seed 000's leakage audit (§3.3, Table 4): the share of claims whose expansion already
+    states the gold evidence (matched), and recall@k / ndcg@k of each expansion and its
+    unexpanded baseline on all, matched and unmatched claims."""
+    from core.evaluate.leakage import evaluate_leakage, format_table
+    from core.expand import ExpansionParams
+    from models.nli import load_nli
+    from models.nlp import SpacySentenceSplitter
+    from tui.console import progress_bar
+
+    settings = _settings(ctx)
+    nli = load_nli(verifier, device=settings.device)
+    with progress_bar() as update:
+        report = evaluate_leakage(
+            claims_path=claims, corpus_path=corpus, embedder_factory=_embedder_factory(settings.embedder),
+            splitter_factory=SpacySentenceSplitter, nli=nli, llm_factory=_llm_factory(llm or settings.llm),
+            methods=[m.strip() for m in methods.split(",") if m.strip()],
+            ks=[int(x) for x in k.split(",") if x.strip()], hyde_prompt=prompt,
+            params=ExpansionParams(max_tokens=max_tokens), repeats=repeats, db_path=_state(ctx).db_path,
+            limit=limit, progress=update,
         )
     sys.stdout.write(format_table(report) + "\n")
     _write_report(report, json_out)
@@ -1151,6 +1266,119 @@ def attribute(
 
 
 # ---------------------------------------------------------------- end of issue 6 commands
+
+# ---------------------------------------------------------------- context usage, characteristics
+
+
+@app.command()
+@handle_errors
+def acu(
+    ctx: typer.Context,
+    claim: Annotated[str, typer.Argument(help="The claim.")],
+    evidence: Annotated[str, typer.Option("--evidence", "-e", help="One piece of evidence (text).")],
+    stance: Annotated[
+        str | None,
+        typer.Option(help="The evidence's stance (supports, insufficient-supports, insufficient-neutral, "
+                          "insufficient-contradictory, insufficient-refutes, refutes); default: the verifier's."),
+    ] = None,
+    claimant: Annotated[str | None, typer.Option(help="Who made the claim (the prompt's Claimant line).")] = None,
+    shots: Annotated[int, typer.Option(help="0 or 3 worked examples (seed 001 Tables 12–14).")] = 3,
+    llm: Annotated[str | None, typer.Option(help="GGUF model: embedded (SmolLM2) or a .gguf path.")] = None,
+    verifier: Annotated[str, typer.Option(help="NLI model giving the stance when --stance is not given.")] = "embedded",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Context usage (seed 001 §5): P(True / None / False) for the claim alone and with the
+    evidence, ΔP rescaled (Eq. 1), and ACU summed with the stance's signs on [−3, 3];
+    negative = context repulsion."""
+    from core.acu import ContextUsageScorer, normalise_stance, stance_from_nli
+    from core.settings import check_text_size
+    from tui.console import out
+
+    for text, what in ((claim, "the claim"), (evidence, "the evidence")):
+        if not text.strip():
+            raise_input(f"{what} is empty")
+        check_text_size(text, what)
+    if shots not in (0, 3):
+        raise_input("--shots must be 0 or 3")
+    source = "human"
+    if stance is not None:
+        stance = normalise_stance(stance)
+    else:
+        stance, source = stance_from_nli(_verifier(ctx, verifier, grounding=False).nli.predict([(evidence, claim)])[0]), "verifier"
+    wb = _workbench(ctx)
+    wb = wb.with_settings(wb.settings.with_overrides(llm=llm))
+    scorer = ContextUsageScorer(wb.llm(), shots=shots)
+    usage = scorer.score(claim, evidence, stance, claimant)
+    if as_json:
+        sys.stdout.write(json.dumps({**usage.as_dict(), "stance_source": source, "model": scorer.manifest()}) + "\n")
+        return
+    out.print(f"stance: {stance} ({source}); {scorer.llm.ref.model_id}, {shots}-shot", markup=False)
+    out.print(f"{'':<8}{'P(t|C)':>9}{'P(t|C,E)':>10}{'ΔP':>8}{'D':>4}", markup=False)
+    from core.acu import DIRECTION
+
+    for t in ("True", "None", "False"):
+        out.print(f"{t:<8}{usage.p_claim[t]:>9.3f}{usage.p_evidence[t]:>10.3f}{usage.delta[t]:>+8.3f}"
+                  f"{DIRECTION[stance][t]:>+4d}", markup=False)
+    flags = [f for f, on in (("context repulsion", usage.repulsion), ("memory conflict", usage.memory_conflict)) if on]
+    out.print(f"ACU {usage.acu_sum:+.3f} on [−3, 3] (mean form {usage.acu_mean:+.3f})"
+              + (f" — {', '.join(flags)}" if flags else ""), markup=False)
+
+
+@app.command()
+@handle_errors
+def characteristics(
+    ctx: typer.Context,
+    claim: Annotated[str, typer.Argument(help="The claim.")],
+    evidence: Annotated[str, typer.Option("--evidence", "-e", help="The evidence text.")],
+    url: Annotated[str | None, typer.Option(help="Where the evidence comes from (site flags).")] = None,
+    claim_date: Annotated[str | None, typer.Option(help="The claim's date, YYYY[-MM[-DD]].")] = None,
+    evidence_date: Annotated[str | None, typer.Option(help="The evidence's publication date.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """The context characteristics of a claim–evidence pair (seed 001 §4.1): similarity,
+    readability, lengths, entity overlap, hedging, source references, verdict words, site
+    flags and whether the evidence was published after the claim."""
+    from tui.console import out
+
+    for text, what in ((claim, "the claim"), (evidence, "the evidence")):
+        if not text.strip():
+            raise_input(f"{what} is empty")
+    c = _workbench(ctx).characterizer().characterize(
+        claim, evidence, url=url, claim_date=claim_date, evidence_date=evidence_date)
+    if as_json:
+        sys.stdout.write(json.dumps(c.as_dict()) + "\n")
+        return
+    for key, value in c.as_dict().items():
+        out.print(f"{key:<26}{value}", markup=False)
+    out.print(f"{'flags':<26}{', '.join(c.flags()) or '-'}", markup=False)
+
+
+@eval_app.command("acu")
+@handle_errors
+def eval_acu(
+    ctx: typer.Context,
+    data: Annotated[Path, typer.Option(help="JSONL of {claim, evidence, stance[, claimant, id]}, or Climate-FEVER.")],
+    shots: Annotated[int, typer.Option(help="0 or 3 worked examples.")] = 3,
+    llm: Annotated[str | None, typer.Option(help="GGUF model: embedded (SmolLM2) or a .gguf path.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N pairs.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
+) -> None:
+    """ACU over labelled (claim, evidence, stance) pairs, as seed 001 Table 22: mean ΔP per
+    answer and stance, mean ACU sum, context-repulsion and memory-conflict shares, seconds per pair."""
+    from core.acu import ContextUsageScorer
+    from core.evaluate.acu import evaluate_acu, format_table, load_acu_pairs
+    from models.llm import load_llm
+    from tui.console import progress_bar
+
+    if shots not in (0, 3):
+        raise_input("--shots must be 0 or 3")
+    pairs = load_acu_pairs(data)
+    scorer = ContextUsageScorer(load_llm(llm or _settings(ctx).llm), shots=shots)
+    with progress_bar() as update:
+        report = evaluate_acu(pairs, scorer, limit=limit, progress=update)
+    report["data"] = str(data)
+    sys.stdout.write(format_table(report) + "\n")
+    _write_report(report, json_out)
 
 
 def _write_report(report: dict, json_out: Path | None) -> None:

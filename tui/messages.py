@@ -37,3 +37,12 @@ class IndexProgress(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, IndexProgress)
+
+
+class ContextUsageScored(Message):
+    """One evidence passage's ACU (seed 001 §5) is stored."""
+
+    def __init__(self, claim_id: int, evidence_id: int, acu_sum: float, done: int, total: int) -> None:
+        super().__init__()
+        self.claim_id, self.evidence_id, self.acu_sum = claim_id, evidence_id, acu_sum
+        self.done, self.total = done, total

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,9 +17,11 @@ from tui.widgets.inspector import EvidenceInspector
 class InspectorScreen(Screen[None]):
     BINDINGS = [Binding("escape,q", "dismiss", "Back", id="inspector-back")]
 
-    def __init__(self, claim: ClaimView, colours: Mapping[str, str], attribution: Mapping | None = None) -> None:
+    def __init__(self, claim: ClaimView, colours: Mapping[str, str], attribution: Mapping | None = None,
+                 characterizer: Any = None) -> None:
         super().__init__()
         self.claim, self.colours, self.attribution = claim, colours, attribution
+        self.characterizer = characterizer
 
     def compose(self) -> ComposeResult:
         verdict = (self.claim.verdict or ("attributed" if self.attribution else self.claim.status)).replace("_", " ")
@@ -28,4 +31,4 @@ class InspectorScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(EvidenceInspector).show(self.claim, self.colours, self.attribution)
+        self.query_one(EvidenceInspector).show(self.claim, self.colours, self.attribution, self.characterizer)

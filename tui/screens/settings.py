@@ -12,9 +12,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
 from core.decompose import DECOMPOSERS
-from core.settings import Settings
+from core.settings import CHOICES, Settings
 
-MODES = ("hybrid", "bm25", "dense")
+MODES = ("hybrid", "bm25", "dense", "hyde", "query2doc")  # the last two: LLM query expansion (seed 000)
+HYDE_PROMPTS = CHOICES["hyde_prompt"]
 DEVICES = ("cpu", "cuda", "mps")
 
 
@@ -44,6 +45,9 @@ class SettingsScreen(ModalScreen[Settings | None]):
                              else DECOMPOSERS[0], allow_blank=False, id="decomposer")
                 yield Label("Retrieval mode")
                 yield Select([(m, m) for m in MODES], value=s.mode, allow_blank=False, id="mode")
+                yield Label("HyDE prompt (hyde mode; written by the LLM)")
+                yield Select([(p, p) for p in HYDE_PROMPTS], value=s.hyde_prompt if s.hyde_prompt in HYDE_PROMPTS
+                             else HYDE_PROMPTS[0], allow_blank=False, id="hyde_prompt")
                 yield Label("Top-k passages per claim")
                 yield Input(str(s.top_k), type="integer", id="top_k")
                 yield Label("Support threshold P(entail) >")

@@ -25,6 +25,7 @@ class ClaimsTable(DataTable):
         Binding("e", "app.edit_claim", "Edit claim", id="edit-claim"),
         Binding("c", "app.label('correct')", "Verdict correct", id="label-correct"),
         Binding("x", "app.label('wrong')", "Verdict wrong", id="label-wrong"),
+        Binding("a", "app.context_usage", "Context usage", id="context-usage"),
     ]
 
     def __init__(self, *args, **kwargs) -> None:
@@ -63,7 +64,9 @@ class ClaimsTable(DataTable):
             return [str(c.idx + 1), attribution_badge(attributed["label"], colours),
                     support_text(p), human, f"{c.text} {cites}".strip()]
         label = c.verdict if c.status == "done" else None
-        text = c.text if c.checkable or not c.note else f"{c.text}  ({c.note})"
+        text: str | Text = c.text if c.checkable or not c.note else f"{c.text}  ({c.note})"
+        if c.expansion_matched:  # the query expansion already stated the evidence (seed 000 §3.3)
+            text = Text.assemble(("⚑ ", f"bold {colours.get('warning', 'yellow')}"), str(text))
         return [str(c.idx + 1), verdict_badge(label, stage or c.status, c.checkable, colours),
                 support_text(c.support if label else None), human, text]
 

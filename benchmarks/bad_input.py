@@ -111,6 +111,15 @@ def make_inputs(work: Path) -> dict[str, Path]:
     put("nli_badlabel.jsonl", '{"premise": "a", "hypothesis": "b", "label": "maybe"}\n')
     put("fever_missing.jsonl", '{"claim": "a", "evidence": "b", "label": "SUPPORTS"}\n{"claim": "c"}\n')
     put("decomp_malformed.jsonl", "{not json}\n")
+    put("acu_malformed.jsonl", '{"claim": "a", "evidence": "b", "stance": "supports"}\n{"claim": "c", \n')
+    put("acu_missing.jsonl", '{"claim": "a", "evidence": "b", "stance": "supports"}\n{"claim": "c", "stance": "refutes"}\n')
+    put("acu_badstance.jsonl", '{"claim": "a", "evidence": "b", "stance": "supports"}\n'
+                               '{"claim": "c", "evidence": "d", "stance": "maybe"}\n')
+    put("acu_mistyped.jsonl", '{"claim": "a", "evidence": "b", "stance": "supports"}\n'
+                              '{"claim": "c", "evidence": 7, "stance": "refutes"}\n')
+    put("config_badmode.toml", 'mode = "telepathy"\n')
+    put("config_badprompt.toml", 'hyde_prompt = "poetry"\n')
+    put("not_gguf.gguf", b"GGUF-not-really" + os.urandom(64))
     put("config_bad.toml", "db_path = \n")
     put("config_unknown.toml", 'colour = "red"\n')
     put("config_mistyped.toml", 'top_k = "ten"\n')
@@ -275,10 +284,40 @@ def cases() -> list[Case]:
         C("eval decompose", "malformed JSONL line", ["eval", "decompose", "--dataset", "factscore", "--path",
                                                     "{decomp_malformed}"], ["{decomp_malformed}", "line 1"]),
     ]
+    # query expansion, context usage, characteristics (seeds 000 and 001)
+    out += [
+        C("search --mode", "unknown retrieval mode", ["search", "rivers", "--mode", "telepathy"], ["telepathy"]),
+        C("search --mode hyde --prompt", "unknown prompt preset", ["search", "rivers", "--mode", "hyde", "--prompt",
+                                                                   "poetry"], ["poetry"]),
+        C("search --mode query2doc --llm", "model path does not exist", ["search", "rivers", "--mode", "query2doc",
+                                                                         "--llm", "{model_missing}.gguf"],
+          ["{model_missing}.gguf"]),
+        C("search --mode query2doc --llm", "not a GGUF file", ["search", "rivers", "--mode", "query2doc", "--llm",
+                                                               "{not_gguf}"], ["{not_gguf}"]),
+        C("acu", "empty claim", ["acu", "", "--evidence", "Rivers flow."], ["claim"]),
+        C("acu", "whitespace-only evidence", ["acu", "Rivers flow.", "--evidence", " \n "], ["evidence"]),
+        C("acu", "5 MB evidence", ["acu", "Rivers flow.", "--evidence", "@big"], ["evidence"]),
+        C("acu", "unknown stance", ["acu", "Rivers flow.", "--evidence", "They do.", "--stance", "maybe"], ["maybe"]),
+        C("characteristics", "empty evidence", ["characteristics", "Rivers flow.", "--evidence", ""], ["evidence"]),
+    ]
+    for kind, name, line in (("empty input", "empty", None), ("binary data", "binary_jsonl", None),
+                             ("invalid UTF-8", "latin1", None), ("malformed JSONL line", "acu_malformed", 2),
+                             ("missing field", "acu_missing", 2), ("mistyped field", "acu_mistyped", 2),
+                             ("unknown stance", "acu_badstance", 2), ("path does not exist", "missing_path", None),
+                             ("directory for a file", "dir", None)):
+        out.append(C("eval acu", kind, ["eval", "acu", "--data", f"{{{name}}}"],
+                     [f"{{{name}}}"] + ([f"line {line}"] if line else [])))
+    out += [
+        C("eval leakage", "malformed corpus line", ["eval", "leakage", "--claims", "{good_claims}", "--corpus",
+                                                   "{malformed}"], ["{malformed}", "line 2"]),
+        C("eval leakage", "missing claim field", ["eval", "leakage", "--claims", "{claims_missing}", "--corpus",
+                                                 "{good_corpus}"], ["{claims_missing}", "line 2"]),
+    ]
     # the config file
     for kind, name in (("malformed TOML", "config_bad"), ("unknown setting", "config_unknown"),
                        ("mistyped setting", "config_mistyped"), ("binary data", "config_binary"),
-                       ("invalid UTF-8", "config_latin1"), ("path does not exist", "missing_path"),
+                       ("invalid UTF-8", "config_latin1"), ("unknown retrieval mode", "config_badmode"),
+                       ("unknown HyDE prompt", "config_badprompt"), ("path does not exist", "missing_path"),
                        ("directory for a file", "dir")):
         out.append(C("--config", kind, ["--config", f"{{{name}}}", "source", "list"], [f"{{{name}}}"]))
     out.append(C("CLAIMSCOPE_CONFIG", "mistyped setting", ["source", "list"], ["{config_mistyped}"],

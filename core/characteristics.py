@@ -630,7 +630,7 @@ class Characteristics:
         if self.hedge_discourse_markers:
             out.append("hedging discourse")
         if self.entity_overlap == 0.0:
-            out.append("no claim entities")
+            out.append("none of the claim's entities")
         if self.flesch_reading_ease is not None and self.flesch_reading_ease < HARD_TO_READ_BELOW:
             out.append("hard to read")
         return out

@@ -539,12 +539,17 @@ class LLMJSONAdapter:
         self.llm, self.max_tokens = llm, max_tokens
 
     def generate_json(self, prompt: str, schema: dict) -> Any:
-        """An unusable answer (cut off) becomes a model error: one line, exit 5 in the CLI."""
-        from models.llm import LLMOutputError
+        """An unusable answer (cut off) becomes a model error: one line, exit 5 in the CLI.
+
+        The prompt carries the user's query and the answer's claims (untrusted text) in the
+        repo's verbatim ICAT wording, so they are neutralised rather than fenced: no chat-turn
+        marker or fence run written in them survives (models.llm.neutralise), and the output
+        is schema-constrained, so nothing in them can end the turn or the JSON early."""
+        from models.llm import LLMOutputError, neutralise
         from models.registry import ModelError
 
         try:
-            return self.llm.generate_json([("user", prompt)], schema, max_tokens=self.max_tokens)
+            return self.llm.generate_json([("user", neutralise(prompt))], schema, max_tokens=self.max_tokens)
         except LLMOutputError as exc:
             raise ModelError(f"the LLM's ICAT answer is unusable: {exc}") from exc
 

@@ -87,8 +87,14 @@ def read_gguf_metadata(path: Path) -> dict[str, Any]:
             if version < 2:
                 raise ModelError(f"{path}: GGUF version {version} is too old; convert the model again")
 
+            size = os.fstat(fh.fileno()).st_size
+            if n_kv > size:  # every key/value takes bytes: a damaged or fake header
+                raise ModelError(f"{path} is not a valid GGUF file (its header claims {n_kv} metadata entries)")
+
             def read_str() -> str:
                 (n,) = struct.unpack("<Q", fh.read(8))
+                if n > size:
+                    raise ModelError(f"{path} is not a valid GGUF file (a header string of {n} bytes)")
                 return fh.read(n).decode("utf-8", "replace")
 
             def skip(vtype: int) -> None:
@@ -99,6 +105,8 @@ def read_gguf_metadata(path: Path) -> dict[str, Any]:
                     fh.seek(n, 1)
                 elif vtype == 9:
                     itype, count = struct.unpack("<IQ", fh.read(12))
+                    if count > size:
+                        raise ModelError(f"{path} is not a valid GGUF file (an array of {count} values)")
                     if itype in scalar:
                         fh.seek(struct.calcsize(scalar[itype]) * count, 1)
                     else:
@@ -119,7 +127,7 @@ def read_gguf_metadata(path: Path) -> dict[str, Any]:
                 else:
                     skip(vtype)
             return meta
-    except (OSError, struct.error) as exc:
+    except (OSError, struct.error, OverflowError, ValueError, MemoryError) as exc:
         raise ModelError(f"cannot read the GGUF header of {path}: {exc}") from exc
 
 

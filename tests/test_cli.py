@@ -162,3 +162,34 @@ def test_runs_list_and_show_read_stored_runs(runner, tmp_path):
     assert [(c["text"], c["citations"], c["note"]) for c in shown["claims"]] == [
         ("Paris is in France.", [2], None), ("Is it?", [], "question")]
     assert runner.invoke(app, ["--db", str(db_path), "runs", "show", "999"]).exit_code == 3
+
+
+def test_acu_and_characteristics_commands(runner, tmp_path, data_dir):
+    """`claimscope acu` with a human stance and `claimscope characteristics` print JSON that
+    follows the definitions (seed 001 §4.1, §5); `eval acu` reads the Climate-FEVER fixture."""
+    db = ["--db", str(tmp_path / "x.db")]
+    res = runner.invoke(app, [*db, "acu", "The Eiffel Tower is in Berlin.", "--evidence",
+                              "The Eiffel Tower is a lattice tower in Paris, France.", "--stance", "REFUTES",
+                              "--shots", "0", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["stance"] == "refutes" and out["stance_source"] == "human"
+    assert abs(sum(out["p_claim"].values()) - 1) < 1e-6 and abs(sum(out["p_evidence"].values()) - 1) < 1e-6
+    # refutes: D = (+1 False, −1 None, −1 True), so ACU = ΔP(False) − ΔP(None) − ΔP(True)
+    d = out["delta"]
+    assert out["acu_sum"] == pytest.approx(d["False"] - d["None"] - d["True"])
+    assert out["repulsion"] == (out["acu_sum"] < 0)
+
+    res = runner.invoke(app, [*db, "characteristics", "Obama was born in Hawaii.", "--evidence",
+                              "According to a study, Obama was born in Hawaii. That may be true.",
+                              "--url", "https://www.politifact.com/x", "--json"])
+    assert res.exit_code == 0, res.output
+    c = json.loads(res.stdout)
+    assert c["repeats_claim"] and c["contains_true"] and not c["contains_false"] and c["factcheck_source"]
+    assert c["claim_overlap"] == 1.0 and "may" in c["hedge_words"] and c["refers_to_external_source"]
+
+    res = runner.invoke(app, [*db, "eval", "acu", "--data", str(data_dir / "fixtures" / "climate_fever_dev_10.jsonl"),
+                              "--limit", "3", "--shots", "0", "--json", str(tmp_path / "acu.json")])
+    assert res.exit_code == 0, res.output
+    report = json.loads((tmp_path / "acu.json").read_text())
+    assert report["n"] == 3 and all(-3 <= p["acu_sum"] <= 3 for p in report["pairs"])

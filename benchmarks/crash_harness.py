@@ -185,10 +185,14 @@ def integrity_and_duplicates(db: Path) -> tuple[str, list[str]]:
 def table_counts(db: Path) -> dict[str, int]:
     conn = sqlite3.connect(db)
     try:
-        # A resumed run logs more events than an uninterrupted one; stage_cache is a cache of
-        # results, not results (after a kill it may hold an entry under a second manifest key).
+        # A resumed run logs more events than an uninterrupted one. The stage cache must hold
+        # exactly the reference's entries (stage, manifest key, input hash): a kill must not
+        # leave an entry under a second key (checked: it does not).
         skip = {"events", "meta", "stage_cache"}
-        return {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in user_tables(conn) if t not in skip}
+        out: dict = {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in user_tables(conn) if t not in skip}
+        out["stage_cache keys"] = sorted(
+            "/".join(r) for r in conn.execute("SELECT stage, manifest_key, input_sha256 FROM stage_cache"))
+        return out
     finally:
         conn.close()
 

@@ -276,7 +276,8 @@ class Pipeline:
             self._emit(listener, run_id, "progress", {"idx": idx, "stage": "verifying", "passages": len(hits)}, claim_id)
             verdict = self.verifier.verify(text, passage_evidence(hits))
             if expansion is not None and self.splitter is not None:
-                leak = audit(expansion.documents, text, audit_premises(hits, verdict), self.splitter, self.verifier.nli)
+                leak = audit(expansion.documents, text, audit_premises(hits, verdict), self.splitter, self.verifier.nli,
+                             min_entailment=self.verifier.t.support)
         except Exception as exc:
             self._emit(listener, run_id, "error", {"idx": idx, "message": f"{type(exc).__name__}: {exc}"}, claim_id)
             with write_tx(self.db):
@@ -398,7 +399,8 @@ def verify_claim(
     verdict = verifier.verify(claim, passage_evidence(hits))
     leak = None
     if expansion is not None and splitter is not None:
-        leak = audit(expansion.documents, claim, audit_premises(hits, verdict), splitter, verifier.nli)
+        leak = audit(expansion.documents, claim, audit_premises(hits, verdict), splitter, verifier.nli,
+                     min_entailment=verifier.t.support)
     nli_id = verifier.nli.ref.model_id
     thresholds = asdict(verifier.t)
     config: dict[str, Any] = {"kind": "verify", "sources": sources, "k": k, "mode": mode, "thresholds": thresholds}

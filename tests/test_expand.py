@@ -233,3 +233,13 @@ def test_run_stores_the_expansion_apart_from_evidence(mode, own_db, embedder, sp
     claim2 = mini_db.execute("SELECT id FROM claims WHERE run_id = ?", [run2]).fetchone()[0]
     copied = claim_expansion(mini_db, claim2)
     assert copied is not None and copied.documents == view.documents and copied.matched == view.matched
+
+
+def test_pair_label_argmax_and_minimum_entailment():
+    from core.leakage import pair_label
+
+    p = np.array([0.41, 0.39, 0.20])  # entailment on top, but weakly
+    assert pair_label(p) == "entailment"  # the paper's classifier reading: the argmax
+    assert pair_label(p, min_entailment=0.6) == "neutral"  # below the verifier's support bar
+    assert pair_label(np.array([0.7, 0.2, 0.1]), 0.6) == "entailment"
+    assert pair_label(np.array([0.1, 0.2, 0.7]), 0.6) == "contradiction"

@@ -889,6 +889,9 @@ def eval_leakage(
     max_tokens: Annotated[int, typer.Option(min=1, max=2048, help="Expansion length cap (seed 000: 512).")] = 512,
     verifier: Annotated[str, typer.Option(help="NLI model labelling (gold evidence, generated sentence) pairs.")] = "embedded",
     limit: Annotated[int | None, typer.Option(help="Only the first N claims.")] = None,
+    min_entailment: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Also require P(entailment) ≥ this (0: the NLI argmax alone).")
+    ] = 0.0,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
 ) -> None:
     """Seed 000's leakage audit (§3.3, Table 4): the share of claims whose expansion already
@@ -909,7 +912,7 @@ def eval_leakage(
             methods=[m.strip() for m in methods.split(",") if m.strip()],
             ks=[int(x) for x in k.split(",") if x.strip()], hyde_prompt=prompt,
             params=ExpansionParams(max_tokens=max_tokens), repeats=repeats, db_path=_state(ctx).db_path,
-            limit=limit, progress=update,
+            limit=limit, progress=update, min_entailment=min_entailment,
         )
     sys.stdout.write(format_table(report) + "\n")
     _write_report(report, json_out)

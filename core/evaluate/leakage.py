@@ -6,7 +6,8 @@ For every claim with gold evidence and every expansion method (query2doc, hyde):
    repeats 8 times and reports mean ± standard error — ``--repeats``);
 2. :func:`core.leakage.audit` splits it into sentences, drops restatements of the claim
    (ROUGE-2 ≥ 0.95) and labels every (gold evidence, generated sentence) pair with the
-   verifier's NLI model (premise = gold evidence); matched ⇔ some pair is entailment;
+   verifier's NLI model (premise = gold evidence); matched ⇔ some pair is entailment
+   (the argmax by default; ``min_entailment`` also asks P(entailment) ≥ that value);
 3. retrieval with the expansion and with its unexpanded baseline (query2doc → BM25,
    hyde → dense) is scored by recall@k / ndcg@k on ALL, matched (M) and unmatched (¬M)
    claims, side by side.
@@ -66,6 +67,7 @@ def evaluate_leakage(
     db_path: Path | None = None,
     limit: int | None = None,
     progress: Progress | None = None,
+    min_entailment: float = 0.0,
 ) -> dict:
     methods = methods or list(METHODS)
     for m in methods:
@@ -108,7 +110,8 @@ def evaluate_leakage(
                     ret_s.append(time.perf_counter() - t0)
                     ranked.append(list(dict.fromkeys(bench.doc_of[p] for p, _ in ranked_pids)))
                     t0 = time.perf_counter()
-                    result = audit(exp.documents, c.claim, premises.get(str(c.id), []), splitter, nli)
+                    result = audit(exp.documents, c.claim, premises.get(str(c.id), []), splitter, nli,
+                                   min_entailment=min_entailment)
                     audit_s.append(time.perf_counter() - t0)
                     matched.append(result.matched)
                     if r == 0:
@@ -141,6 +144,7 @@ def evaluate_leakage(
             "n": len(claims),
             "repeats": repeats,
             "echo_threshold": ECHO_THRESHOLD,
+            "min_entailment": min_entailment,
             "methods": per_method,
             "claims": details,
             "manifest": {
@@ -186,8 +190,10 @@ def _aggregate(runs: list[dict]) -> dict:
 
 def format_table(report: dict) -> str:
     """Table 4 of seed 000, for this run: each method on ALL / M / ¬M beside its baseline."""
+    rule = (f"entailment = argmax with P ≥ {report['min_entailment']:.2f}" if report["min_entailment"]
+            else "entailment = the NLI argmax")
     lines = [f"leakage audit on {report['dataset']} ({report['n']} claims with evidence, "
-             f"{report['repeats']} repeat(s); values ×100, ± SE over repeats)"]
+             f"{report['repeats']} repeat(s); {rule}; values ×100, ± SE over repeats)"]
     for m, res in report["methods"].items():
         share = res["matched_share"]
         lines.append(f"\n{m} (prompt {res['prompt']}): matched {100 * share['mean']:.1f}%"

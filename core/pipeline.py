@@ -16,6 +16,7 @@ from typing import Any
 
 import sqlite_utils
 
+from core.characteristics import parse_partial_date
 from core.citations import CitedClaim, decompose_cited
 from core.decompose import Claim, Decomposer
 from core.errors import InputError, NotFoundError
@@ -161,17 +162,24 @@ class Pipeline:
         if listener:
             listener(Event(run_id, kind, payload, claim_id))
 
-    def start(self, text: str, external_id: str | None = None, listener: Listener | None = None) -> int:
-        """Create a run and store its claims; returns the run id (nothing verified yet)."""
+    def start(
+        self, text: str, external_id: str | None = None, listener: Listener | None = None,
+        claim_date: str | None = None,
+    ) -> int:
+        """Create a run and store its claims; returns the run id (nothing verified yet).
+        ``claim_date`` (YYYY[-MM[-DD]]) is when the text was written: evidence published
+        after it is flagged in the inspector (seed 001 §4.1)."""
         if not text.strip():
             raise InputError("the input text is empty")
+        if claim_date is not None and parse_partial_date(claim_date) is None:
+            raise InputError(f"claim date {claim_date!r} is not a date (YYYY, YYYY-MM or YYYY-MM-DD)")
         cited, cached = self._decompose(text)
         claims = [c.claim for c in cited]
         with write_tx(self.db):
             if not cached and self.use_cache:
                 cache.put(self.db, "decompose", self._decompose_key(), text,
                           [{"claim": asdict(c.claim), "citations": list(c.citations)} for c in cited])
-            run_id = rq.create_run(self.db, text, self.config())
+            run_id = rq.create_run(self.db, text, self.config(), claim_date)
             rq.set_external_id(self.db, run_id, external_id)
             rq.add_manifest(self.db, run_id, self._manifests(), asdict(self.verifier.t))
             ids = [

@@ -78,6 +78,7 @@ class ClaimView:
     human_label: str | None = None
     human_judgement: str | None = None
     expansion_matched: bool | None = None  # the query expansion already states the evidence (seed 000 §3.3)
+    claim_date: str | None = None  # the run's date of the checked text, when given
     evidence: tuple[EvidenceView, ...] = field(default=())
     expansion: ExpansionView | None = None  # generated text the claim was retrieved with; never evidence
 
@@ -86,7 +87,8 @@ _CLAIMS_SQL = """
 SELECT c.id, c.idx, c.text, c.span_start, c.span_end, c.checkable, c.status, c.note, c.context,
        c.citations, c.original_text, v.label, v.support, v.probabilities, v.deciding_evidence_id,
        v.deciding_judgement_id, a.label, a.judgement,
-       (SELECT matched FROM expansions WHERE claim_id = c.id ORDER BY id DESC LIMIT 1)
+       (SELECT matched FROM expansions WHERE claim_id = c.id ORDER BY id DESC LIMIT 1),
+       (SELECT claim_date FROM runs WHERE id = c.run_id)
 FROM claims c
 LEFT JOIN verdicts v ON v.id = (SELECT max(id) FROM verdicts WHERE claim_id = c.id)
 LEFT JOIN annotations a ON a.id = (SELECT max(id) FROM annotations WHERE claim_id = c.id)
@@ -98,7 +100,7 @@ def _claim(r) -> ClaimView:
     return ClaimView(
         r[0], r[1], r[2], (r[3], r[4]) if r[3] is not None else None, bool(r[5]), r[6], r[7], r[8],
         tuple(json.loads(r[9])) if r[9] else (), r[10], r[11], r[12], tuple(probs) if probs else None,
-        r[14], r[15], r[16], r[17], None if r[18] is None else bool(r[18]),
+        r[14], r[15], r[16], r[17], None if r[18] is None else bool(r[18]), r[19],
     )
 
 

@@ -278,6 +278,8 @@ def _v7_expansions_context_usage(db: sqlite_utils.Database) -> None:
     - ``context_usage``: P(True/None/False) for the claim alone and with one evidence piece,
       ΔP and the ACU sum on the [-3, 3] scale (seed 001 §5, Eq. 1–2), per evidence row and
       model; ``stance_source`` says whether the stance came from the verifier or a person.
+    - ``runs.claim_date``: when the checked text was written or published (YYYY[-MM[-DD]]),
+      so evidence published after it can be flagged (seed 001 §4.1, "published after claim").
     """
     db.execute(
         """CREATE TABLE expansions (
@@ -330,6 +332,7 @@ def _v7_expansions_context_usage(db: sqlite_utils.Database) -> None:
         )"""
     )
     db.execute("CREATE INDEX context_usage_claim ON context_usage(claim_id)")
+    db.execute("ALTER TABLE runs ADD COLUMN claim_date TEXT")
 
 
 Migration = tuple[int, str, Callable[[sqlite_utils.Database], None]]
@@ -341,6 +344,6 @@ MIGRATIONS: list[Migration] = [
     (4, "embedding_cache: vectors by (model, text hash)", _v4_embedding_cache),
     (5, "claims.note (why not checkable), .context (source sentence), .citations", _v5_claim_context),
     (6, "annotations (human labels), stage_cache, claims.original_text", _v6_annotations_cache),
-    (7, "expansions + leakage-audit pairs (seed 000), context_usage / ACU (seed 001)", _v7_expansions_context_usage),
+    (7, "expansions + leakage-audit pairs (seed 000), context_usage / ACU, runs.claim_date (seed 001)", _v7_expansions_context_usage),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

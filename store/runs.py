@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import sqlite_utils
 
 
-def create_run(db: sqlite_utils.Database, input_text: str, config: dict) -> int:
+def create_run(db: sqlite_utils.Database, input_text: str, config: dict, claim_date: str | None = None) -> int:
     h = hashlib.sha256(input_text.encode("utf-8")).hexdigest()
     cur = db.execute(
-        "INSERT INTO runs(input_text, input_hash, config, status) VALUES (?, ?, ?, 'running')",
-        [input_text, h, json.dumps(config, sort_keys=True)],
+        "INSERT INTO runs(input_text, input_hash, config, status, claim_date) VALUES (?, ?, ?, 'running', ?)",
+        [input_text, h, json.dumps(config, sort_keys=True), claim_date],
     )
     return int(cur.lastrowid)
 

@@ -202,3 +202,18 @@ def test_decomposition_is_cached_per_decomposer_and_text(mini_db, embedder, spli
     assert [row[0] for row in cited] == [None, "[2]"]
     pipe.start(text + " ")
     assert decomposer.calls == 2  # another text
+
+
+def test_run_keeps_the_claim_date_for_the_published_after_flag(pipeline, mini_db):
+    """The date of the checked text reaches the inspector's read model (seed 001 §4.1:
+    evidence published after the claim is flagged); a non-date is refused before any write."""
+    from store.inspect import claim_view, run_claim_views
+
+    runs_before = mini_db.execute("SELECT count(*) FROM runs").fetchone()[0]
+    with pytest.raises(InputError, match="not a date"):
+        pipeline.start(TEXT, claim_date="last spring")
+    assert mini_db.execute("SELECT count(*) FROM runs").fetchone()[0] == runs_before
+    run_id = pipeline.start(TEXT, claim_date="2016-05")
+    views = run_claim_views(mini_db, run_id)
+    assert {v.claim_date for v in views} == {"2016-05"}
+    assert claim_view(mini_db, views[0].id).claim_date == "2016-05"

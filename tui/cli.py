@@ -547,6 +547,9 @@ def check(
     grounding: Annotated[bool, typer.Option(help=GROUNDING_HELP)] = True,
     prompt: Annotated[str | None, typer.Option("--prompt", help=PROMPT_HELP)] = None,
     llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
+    claim_date: Annotated[
+        str | None, typer.Option(help="When the text was written, YYYY[-MM[-DD]]: later evidence is flagged.")
+    ] = None,
 ) -> None:
     from core.decompose import make_decomposer
     from core.pipeline import Pipeline
@@ -588,7 +591,8 @@ def check(
                 # A batch line already run with the same settings (an earlier, interrupted
                 # invocation) is resumed or reused, never started twice.
                 prior = rq.find_run(db, ext_id, rq.input_hash(body), pipeline.config()) if jsonl and body else None
-                run_id = resume if body is None else (prior.id if prior else pipeline.start(body, ext_id, listen))
+                run_id = resume if body is None else (
+                    prior.id if prior else pipeline.start(body, ext_id, listen, claim_date=claim_date))
                 if prior is not None:
                     update(f"run {run_id}", 0, len(rq.run_claims(db, run_id)))
                 if prior is None or prior.status != "done":

@@ -41,7 +41,8 @@ def passage_text(ev: EvidenceView, deciding: JudgementView | None, colours: Mapp
 
 def characteristics_text(claim: ClaimView, ev: EvidenceView, characterizer: Any) -> Text:
     """One dim line of numbers and a line of flags (seed 001 §4.1, Table 10's quantities)."""
-    c = characterizer.characterize(claim.text, ev.text, url=ev.url, evidence_date=ev.date)
+    c = characterizer.characterize(claim.text, ev.text, url=ev.url, claim_date=claim.claim_date,
+                                   evidence_date=ev.date)
     nums = [f"jaccard {c.jaccard:.2f}", f"overlap {c.claim_overlap:.2f}",
             f"Flesch {c.flesch_reading_ease:.0f}" if c.flesch_reading_ease is not None else "Flesch –",
             f"{c.claim_length}/{c.evidence_length} chars",

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.evaluate.metrics import apply_temperature
+from core.injection import strip_instructions
 from models.nli import CONTRADICT, ENTAIL, CrossEncoderNLI
 
 VERDICTS = ("supported", "refuted", "not_enough_info", "conflicting")
@@ -118,9 +119,14 @@ class Verifier:
         return apply_temperature(probs[None, :], self.t.temperature)[0].astype(np.float32)
 
     def _judge(self, claim: str, units: Sequence[EvidenceUnit]) -> list[Judgement]:
-        if not units:
+        """NLI on each unit with instructions planted in the evidence stripped first
+        (core/injection.py); a unit that was nothing but such text is not judged."""
+        premises = [strip_instructions(u.text).text for u in units]
+        kept = [(u, p) for u, p in zip(units, premises, strict=True) if p.strip()]
+        if not kept:
             return []
-        preds = self.nli.predict_long([(u.text, claim) for u in units])
+        units = [u for u, _ in kept]
+        preds = self.nli.predict_long([(p, claim) for _, p in kept])
         return [
             Judgement(u, self._calibrate(p.probs), p.window, p.n_windows)
             for u, p in zip(units, preds, strict=True)

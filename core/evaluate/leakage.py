@@ -120,7 +120,9 @@ def evaluate_leakage(
                             "id": c.id, "method": m, "matched": result.matched,
                             "sentences": len(result.sentences), "echoes_dropped": len(result.sentences) - len(result.kept),
                             "pairs": len(result.pairs), "entailed_pairs": len(result.entailed),
-                            "example": {"evidence": hit.premise.text, "generated": hit.sentence.text,
+                            # the generated sentence only: the gold evidence is dataset text,
+                            # which reports kept in the repository must not copy
+                            "example": {"generated": hit.sentence.text,
                                         "p_entailment": round(hit.p_entailment, 3)} if hit else None,
                         })
                     if progress:

@@ -1,8 +1,10 @@
 """Export a stored run to JSONL, CSV or a Markdown report (TUI export screen and
 ``claimscope runs export``). Reads only the store; no model is run.
 
-- JSONL: one object per claim with its verdict, probabilities, human annotation and every
-  evidence passage (retrieval scores and ranks, each NLI judgement) — lossless for analysis.
+- JSONL: one object per claim with its verdict, probabilities, human annotation, every
+  evidence passage (retrieval scores and ranks, each NLI judgement, its ACU once scored) and,
+  apart from the evidence, the query expansion it was retrieved with and its leakage-audit
+  result — lossless for analysis.
 - CSV: one row per claim with the deciding evidence — for spreadsheets.
 - Markdown: a readable report: scores, the claims table, and each claim's deciding sentence.
 Files are written to a temp name and renamed, so an interrupted export leaves no half file.
@@ -54,6 +56,7 @@ CSV_COLUMNS = (
     "run_id", "idx", "claim", "span_start", "span_end", "checkable", "note", "verdict", "support",
     "p_entailment", "p_neutral", "p_contradiction", "evidence_title", "evidence_doc_id", "evidence_url",
     "evidence_source", "evidence_text", "human_label", "human_judgement", "original_text",
+    "expansion_method", "expansion_matched", "claim_date",
 )
 
 
@@ -68,6 +71,7 @@ def to_csv(db: sqlite_utils.Database, run_id: int) -> str:
             run_id, c.idx, c.text, *(c.span or (None, None)), int(c.checkable), c.note, c.verdict, c.support,
             *probs, ev and ev["title"], ev and ev["doc_id"], ev and ev["url"], ev and ev["source"],
             j and j["text"], c.human_label, c.human_judgement, c.original_text,
+            c.expansion.method if c.expansion else None, c.expansion_matched, c.claim_date,
         ])
     return buf.getvalue()
 

@@ -227,6 +227,14 @@ def test_run_stores_the_expansion_apart_from_evidence(mode, own_db, embedder, sp
     assert config["expansion"]["method"] == mode and config["expansion"]["model"]["model_id"] == "fixed-test-llm"
     roles = [r[0] for r in mini_db.execute("SELECT role FROM model_manifest WHERE run_id = ?", [run_id])]
     assert "expansion" in roles
+    # exports keep the expansion beside, never inside, the evidence
+    from core.export import to_csv, to_jsonl
+
+    exported = json.loads(to_jsonl(mini_db, run_id).splitlines()[0])
+    assert "GENERATED-MARKER" in exported["expansion"]["documents"][0]
+    assert "GENERATED-MARKER" not in json.dumps(exported["evidence"])
+    header, row = to_csv(mini_db, run_id).splitlines()[:2]
+    assert header.endswith("expansion_method,expansion_matched,claim_date") and f",{mode}," in row
     # the same claim again: a stage-cache hit copies the expansion with the evidence
     run2 = pipe.start("Bariatric surgery leads to negative outcomes in mental health.")
     pipe.resume(run2)

@@ -330,3 +330,19 @@ def test_characterize_flags_and_dict():
     assert plain.flags() == [] and plain.domain is None and plain.published_after_claim is None
     with pytest.raises(AttributeError):
         r.jaccard = 1.0  # frozen
+
+
+def test_characterizer_remembers_each_pair():
+    """The inspector asks again on every cursor move: the second call is the stored result."""
+    calls = []
+
+    def entities(text):
+        calls.append(text)
+        return ["Obama"]
+
+    ch = Characterizer(entities=entities)
+    a = ch.characterize("Obama was born in Hawaii.", "Obama was born in Honolulu.")
+    assert ch.characterize("Obama was born in Hawaii.", "Obama was born in Honolulu.") is a
+    b = ch.characterize("Obama was born in Hawaii.", "Obama was born in Honolulu.", url="https://www.snopes.com/x")
+    assert b is not a and b.factcheck_source and not a.factcheck_source
+    assert calls == ["Obama was born in Hawaii."]  # NER once per claim

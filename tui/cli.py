@@ -158,12 +158,20 @@ def raise_input(message: str):
 
 
 def _embedder_factory(spec: str):
-    def load():
-        from models.embed import load_embedder
+    """A loader called only when a model is needed (``claimscope --help`` imports no torch)."""
+    from functools import partial
 
-        return load_embedder(spec)
+    from models.embed import load_embedder
 
-    return load
+    return partial(load_embedder, spec)
+
+
+def _llm_factory(spec: str):
+    from functools import partial
+
+    from models.llm import load_llm
+
+    return partial(load_llm, spec)
 
 
 # ---------------------------------------------------------------- sources
@@ -868,15 +876,6 @@ def eval_retrieval(
         )
     sys.stdout.write(format_table(report) + "\n")
     _write_report(report, json_out)
-
-
-def _llm_factory(spec: str):
-    def load():
-        from models.llm import load_llm
-
-        return load_llm(spec)
-
-    return load
 
 
 @eval_app.command("leakage")

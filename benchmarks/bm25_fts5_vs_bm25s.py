@@ -15,12 +15,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from core.chunk import chunk
 from core.evaluate.datasets import load_scifact_claims
 from core.evaluate.metrics import dedupe, ndcg_at_k, percentile, recall_at_k
-from core.index import content_hash
-from core.retrieve import BM25Retriever
-from core.sources import load_documents
+from core.ingest.chunk import chunk
+from core.ingest.index import content_hash
+from core.ingest.sources import load_documents
+from core.retrieve.searcher import BM25Retriever
 from core.text import content_words
 from store import open_db, write_tx
 from store import sources as sq

@@ -36,7 +36,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
-    from core.characteristics import Characterizer, load_domain_lists
+    from core.diagnostics.characteristics import Characterizer, load_domain_lists
     from models.nlp import SpacyEntities
 
     t0 = time.perf_counter()

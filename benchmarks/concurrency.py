@@ -176,7 +176,7 @@ def check_during_add(work: Path, base: Path, corpus2: Path, batch: Path) -> Scen
     return sc
 
 
-PipelineFactory = Callable[[object], object]  # db → core.pipeline.Pipeline
+PipelineFactory = Callable[[object], object]  # db → core.pipeline.runner.Pipeline
 
 
 def tui_thread_and_cli(work: Path, base: Path, corpus2: Path, batch: Path, pipeline_factory: PipelineFactory) -> Scenario:
@@ -242,9 +242,9 @@ def second_corpus(work: Path, skip: int, docs: int) -> Path:
 def default_pipeline_factory() -> PipelineFactory:
     """The embedded models, loaded once and shared by the thread's pipelines (as the TUI does)."""
     from core.decompose import make_decomposer
-    from core.pipeline import Pipeline
-    from core.retrieve import Searcher
-    from core.verify import Verifier
+    from core.pipeline.runner import Pipeline
+    from core.retrieve.searcher import Searcher
+    from core.verify.verifier import Verifier
     from models.embed import load_embedder
     from models.nli import load_nli
     from models.nlp import SpacySentenceSplitter

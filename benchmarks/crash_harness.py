@@ -205,7 +205,7 @@ def source_state(db: Path, source: str = SOURCE) -> dict:
     FAISS cache beside the database is complete and fresh."""
     import numpy as np
 
-    from core.index import _slug, index_dir
+    from core.ingest.index import _slug, index_dir
     from store import open_db
     from store import sources as sq
 

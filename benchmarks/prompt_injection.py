@@ -16,8 +16,8 @@ Injections:
 
 Verifiers: the LLM judge over the embedded SmolLM2 GGUF (models/llm_judge.py) and the
 embedded NLI cross-encoder (models.nli.load_nli("embedded")), each measured as a bare model
-and on the verifier's path (core/verify.py), which strips instructions planted in the
-evidence before judging (core/injection.py).
+and on the verifier's path (core/verify/verifier.py), which strips instructions planted in the
+evidence before judging (core/verify/injection.py).
 
     .venv/bin/python benchmarks/prompt_injection.py --n 100 --json benchmarks/results/prompt_injection.json
 """
@@ -60,7 +60,7 @@ def injections(evidence: str, target: str) -> dict[str, str]:
 
 
 def held_out_injections(evidence: str, target: str) -> dict[str, str]:
-    """Variants written after core/injection.py's rules, to see whether they generalise
+    """Variants written after core/verify/injection.py's rules, to see whether they generalise
     beyond the five kinds above (other wording, other markers, other places)."""
     stance = "supports" if target == "True" else "refutes"
     return {
@@ -135,13 +135,13 @@ def run(name: str, model, pairs: list[dict], make=None) -> dict:
 
 
 class VerifierPath:
-    """A pair model as core.verify.Verifier calls it: instructions stripped from the premise."""
+    """A pair model as core.verify.verifier.Verifier calls it: instructions stripped from the premise."""
 
     def __init__(self, model) -> None:
         self.model, self.ref = model, model.ref
 
     def predict(self, pairs):
-        from core.injection import strip_instructions
+        from core.verify.injection import strip_instructions
 
         return self.model.predict([(strip_instructions(e).text, c) for e, c in pairs])
 

@@ -19,9 +19,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from core.evaluate.datasets import load_scifact_claims
 from core.evaluate.metrics import accuracy, macro_f1
-from core.pipeline import passage_evidence
-from core.retrieve import Searcher
-from core.verify import Verifier
+from core.pipeline.runner import passage_evidence
+from core.retrieve.searcher import Searcher
+from core.verify.verifier import Verifier
 from models.embed import load_embedder
 from models.nli import load_nli
 from models.nlp import SubjectTerms

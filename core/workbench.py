@@ -2,7 +2,7 @@
 
 The TUI runs the pipeline in worker threads; an SQLite connection belongs to the thread
 that opened it, so every worker opens its own connection (:meth:`Workbench.open_db`) and
-asks for a :class:`~core.pipeline.Pipeline` bound to it. The models behind the stages
+asks for a :class:`~core.pipeline.runner.Pipeline` bound to it. The models behind the stages
 (embedder, sentence splitter, NLI or LLM verifier, decomposer) are heavy and thread-safe
 for one caller at a time, so they are loaded once per workbench, lazily, under a lock —
 never at import time, so the app opens before torch is even imported.
@@ -19,23 +19,25 @@ from typing import Any
 
 import sqlite_utils
 
-from core.index import Progress
+from core.ingest.index import Progress
 from core.settings import ENV_CONFIG, Settings
 
 
 @dataclass(frozen=True)
 class RunOptions:
-    """What a run is configured with (the settings screen and the input bar edit these)."""
+    """What a run is configured with (the settings screen and the input bar edit these).
+    No defaults of its own: it is always made :meth:`from_settings`, so every default lives
+    in core.settings (and the thresholds' in core.verify.base.Thresholds)."""
 
-    decomposer: str = "rules"
-    verifier: str = "embedded"
-    sources: tuple[str, ...] = ()
-    mode: str = "hybrid"
-    k: int = 10
-    grounding: bool = True
-    support: float = 0.60
-    refute: float = 0.65
-    conflict: float = 0.65
+    decomposer: str
+    verifier: str
+    sources: tuple[str, ...]
+    mode: str
+    k: int
+    grounding: bool
+    support: float
+    refute: float
+    conflict: float
 
     @classmethod
     def from_settings(cls, s: Settings) -> RunOptions:
@@ -105,7 +107,8 @@ class Workbench:
         return self._model(("nli", spec, self.settings.device), lambda: load_nli(spec, device=self.settings.device))
 
     def verifier(self, options: RunOptions):
-        from core.verify import Thresholds, Verifier
+        from core.verify.base import Thresholds
+        from core.verify.verifier import Verifier
         from models.nlp import SubjectTerms
 
         thresholds = Thresholds(support=options.support, refute=options.refute, conflict=options.conflict)
@@ -127,8 +130,8 @@ class Workbench:
     def characterizer(self):
         """Per-evidence context characteristics (seed 001 §4.1) with NER and the site lists;
         a ``factcheck_domains.txt`` / ``unreliable_domains.txt`` beside the config file
-        replaces the shipped list of that name (core/characteristics.py)."""
-        from core.characteristics import Characterizer, load_domain_lists
+        replaces the shipped list of that name (core/diagnostics/characteristics.py)."""
+        from core.diagnostics.characteristics import Characterizer, load_domain_lists
         from core.settings import default_config_path
 
         def build():
@@ -139,14 +142,14 @@ class Workbench:
 
     def context_usage(self, shots: int = 3):
         """The ACU scorer (seed 001 §5) over the settings' LLM."""
-        from core.acu import ContextUsageScorer
+        from core.diagnostics.acu import ContextUsageScorer
 
         return self._model(("acu", self.settings.llm, str(shots)), lambda: ContextUsageScorer(self.llm(), shots))
 
     def expander(self, mode: str):
         """The query expander a retrieval mode needs (None for bm25 / dense / hybrid): the
         settings' LLM with HyDE's prompt preset, or Query2doc's generic prompt."""
-        from core.expand import METHODS, Expander, ExpansionParams
+        from core.retrieve.expand import METHODS, Expander, ExpansionParams
 
         if mode not in METHODS:
             return None
@@ -167,8 +170,8 @@ class Workbench:
     def pipeline(self, db: sqlite_utils.Database, options: RunOptions, progress: Progress | None = None):
         """A pipeline on ``db`` (the calling thread's connection); built-in sources the run
         needs are indexed first (once), reporting to ``progress``."""
-        from core.pipeline import Pipeline
-        from core.retrieve import Searcher
+        from core.pipeline.runner import Pipeline
+        from core.retrieve.searcher import Searcher
 
         self.ensure_sources(db, options.sources, progress)
         searcher = Searcher(db, self.embedder, rrf_k=self.settings.rrf_k)
@@ -181,7 +184,7 @@ class Workbench:
     def missing_builtins(self, db: sqlite_utils.Database, names: tuple[str, ...]) -> list[str]:
         """Built-in sources a run over ``names`` needs indexed first: those asked for (or, on
         an empty database, the default wiki-vital) that the database does not hold yet."""
-        from core.sources import BUILTINS, WIKI_VITAL
+        from core.ingest.sources import BUILTINS, WIKI_VITAL
         from store.sources import get_source, list_sources
 
         wanted = list(names or ([] if list_sources(db) else [WIKI_VITAL.name]))
@@ -190,8 +193,8 @@ class Workbench:
     def ensure_sources(self, db: sqlite_utils.Database, names: tuple[str, ...], progress: Progress | None = None) -> None:
         """Index the built-in sources :meth:`missing_builtins` names, once; unknown names
         fail later with the searcher's message."""
-        from core.index import add_source
-        from core.sources import BUILTINS, load_builtin
+        from core.ingest.index import add_source
+        from core.ingest.sources import BUILTINS, load_builtin
 
         for name in self.missing_builtins(db, names):
             builtin = BUILTINS[name]

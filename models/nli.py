@@ -88,6 +88,11 @@ class NLIModel(Protocol):
         """Probabilities (n, 3) in LABELS order; each pair is (premise = evidence, hypothesis = claim)."""
         ...
 
+    def predict_long(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> list[WindowedPrediction]:
+        """Like :meth:`predict`, for premises longer than the model's window: the deciding
+        window per pair. The verifier calls this one, so every pair model must have it."""
+        ...
+
 
 class CrossEncoderNLI:
     """A transformers sequence-classification model used as an NLI cross-encoder."""

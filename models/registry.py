@@ -21,7 +21,10 @@ from pathlib import Path
 
 
 class ModelError(Exception):
-    """A model could not be found or loaded; the message says what to do."""
+    """A model could not be found or loaded; the message says what to do. The CLI exits with
+    ``exit_code`` (models never import core, so it is not a ClaimscopeError)."""
+
+    exit_code = 5
 
 
 @dataclass(frozen=True)

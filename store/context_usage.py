@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import sqlite_utils
 
-if TYPE_CHECKING:  # the store never imports core at run time
-    from core.acu import ContextUsage
+
+class ContextUsage(Protocol):
+    """What the store keeps of an ACU score (core.diagnostics.acu.ContextUsage has it); a
+    Protocol, so the store never imports core, not even for types."""
+
+    stance: str
+    p_claim: dict
+    p_evidence: dict
+    delta: dict
+    acu_sum: float
+    repulsion: bool
+    memory_conflict: bool
 
 
 @dataclass(frozen=True)

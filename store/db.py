@@ -23,7 +23,10 @@ BUSY_TIMEOUT_MS = 30_000
 
 
 class StoreError(Exception):
-    """A database problem the user can act on (corrupt file, wrong path, …)."""
+    """A database problem the user can act on (corrupt file, wrong path, …). The CLI exits
+    with ``exit_code`` (the store never imports core, so it is not a ClaimscopeError)."""
+
+    exit_code = 4
 
 
 class SchemaTooNewError(StoreError):

@@ -8,13 +8,28 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import sqlite_utils
 
-if TYPE_CHECKING:  # the store never imports core at run time
-    from core.expand import Expansion
-    from core.leakage import LeakageResult
+
+class Expansion(Protocol):
+    """What the store keeps of a query expansion (core.retrieve.expand.Expansion has it);
+    a Protocol, so the store never imports core, not even for types."""
+
+    method: str
+    preset: str
+    documents: tuple[str, ...]
+    model: dict
+    params: Any  # a dataclass of sampling parameters
+    seconds: float
+
+
+class LeakageResult(Protocol):
+    """What the store keeps of a leakage audit (core.retrieve.leakage.LeakageResult)."""
+
+    matched: bool
+    pairs: Any  # judged pairs: .premise (.ref, .text), .sentence (.doc_index, .sentence_index, .text), .label, .p_entailment
 
 
 @dataclass(frozen=True)

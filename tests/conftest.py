@@ -44,8 +44,8 @@ def splitter():
 @pytest.fixture(scope="session")
 def mini_db(tmp_path_factory, embedder, splitter):
     """A database with the SciFact mini corpus indexed once for the whole session (read-only use)."""
-    from core.index import add_source
-    from core.sources import load_documents
+    from core.ingest.index import add_source
+    from core.ingest.sources import load_documents
     from store import open_db
 
     db = open_db(tmp_path_factory.mktemp("mini") / "mini.db")

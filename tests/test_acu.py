@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from core.acu import (
+from core.diagnostics.acu import (
     ANSWERS,
     DIRECTION,
     PROMPT_VERSION,

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.agreement import (
-    agreement,
-    cohen_kappa,
-    confusion,
-    import_labels,
-    krippendorff_alpha_nominal,
-    runs_agreement,
-)
 from core.errors import NotFoundError
+from core.pipeline.stored import import_labels, runs_agreement
+from core.score.agreement import agreement, cohen_kappa, confusion, krippendorff_alpha_nominal
 
 
 def test_cohen_kappa_textbook():
@@ -89,7 +83,7 @@ def test_cli_agreement(tmp_path):
 
     from typer.testing import CliRunner
 
-    from core.agreement import import_labels as imp
+    from core.pipeline.stored import import_labels as imp
     from store import open_db
     from store import runs as rq
     from store.db import write_tx
@@ -119,7 +113,7 @@ def test_eval_factuality_imports_human_labels_as_annotations(tmp_path, splitter)
     """`eval factuality --store` on the Factcheck-GPT fixture: one run per answer, the human
     labels imported (origin = dataset), agreement computed from them."""
     from core.evaluate.factuality import evaluate_factuality, load_factuality
-    from core.verify import Verifier
+    from core.verify.verifier import Verifier
     from models.nli import load_nli
     from store import open_db
     from tests.conftest import FIXTURES

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.attribution import Attributor, clean
+from core.score.attribution import Attributor, clean
 from tests.conftest import FIXTURES
 
 FILLER = " ".join(f"The committee met on day {i} to discuss the budget of the town library." for i in range(30))
@@ -12,7 +12,7 @@ FILLER = " ".join(f"The committee met on day {i} to discuss the budget of the to
 
 @pytest.fixture(scope="module")
 def attributor(splitter):
-    from core.decompose_rules import RulesDecomposer
+    from core.decompose.rules import RulesDecomposer
     from models.nli import load_nli
 
     return Attributor(load_nli("embedded"), splitter, decomposer=RulesDecomposer())

@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import bad_input
 
-from core.citations import find_markers, parse_references, strip_markers
+from core.decompose.citations import find_markers, parse_references, strip_markers
 from core.errors import InputError
-from core.sources import CsvColumns, load_documents
+from core.ingest.sources import CsvColumns, load_documents
 
 CASES = bad_input.cases()
 
@@ -161,7 +161,7 @@ def test_citation_parser_never_fails_and_keeps_an_exact_offset_map(text):
 def test_chunker_on_any_text_cuts_exact_offsets(pieces, size, overlap):
     """Arbitrary Unicode (any whitespace, no words at all) and any window: passages are exact
     slices of the text, never longer than the window, in order."""
-    from core.chunk import chunk
+    from core.ingest.chunk import chunk
 
     text, spans = "", []
     for p in pieces:

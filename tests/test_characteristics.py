@@ -1,4 +1,4 @@
-"""Seed 001 §4.1 evidence characteristics (core/characteristics.py): hand-checked examples for
+"""Seed 001 §4.1 evidence characteristics (core/diagnostics/characteristics.py): hand-checked examples for
 each one, the domain-list rules, partial dates, the real spaCy NER and the App. H question
 asked of the embedded SmolLM2 GGUF."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core.characteristics import (
+from core.diagnostics.characteristics import (
     EXTERNAL_SOURCE_PROMPT,
     Characteristics,
     Characterizer,

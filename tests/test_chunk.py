@@ -8,7 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.chunk import chunk
+from core.ingest.chunk import chunk
 
 
 def spans_of(sentences: list[str]) -> tuple[str, list[tuple[int, int]]]:

@@ -7,8 +7,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.citations import decompose_cited, find_markers, parse_marker_ids, parse_references, strip_markers
-from core.decompose_rules import RulesDecomposer
+from core.decompose.citations import decompose_cited, find_markers, parse_marker_ids, parse_references, strip_markers
+from core.decompose.rules import RulesDecomposer
 
 
 def test_marker_forms():

@@ -127,11 +127,11 @@ def test_env_var_selects_the_database(runner, tmp_path, monkeypatch):
 def test_builtin_source_is_indexed_on_first_use(runner, tmp_path, data_dir, monkeypatch):
     """An empty database searches the default wiki-vital source, indexing it once first
     (here limited to 20 real summaries from the fixture, to keep the test fast)."""
-    import core.sources
-    from core.sources import load_documents
+    import core.ingest.sources
+    from core.ingest.sources import load_documents
 
     sample = load_documents(data_dir / "fixtures" / "wiki_vital_summaries_300.jsonl")[:20]
-    monkeypatch.setattr(core.sources, "load_builtin", lambda name: sample)
+    monkeypatch.setattr(core.ingest.sources, "load_builtin", lambda name: sample)
     db = tmp_path / "fresh.db"
     res = runner.invoke(app, ["--db", str(db), "search", "Age of Enlightenment reason", "--mode", "bm25", "-k", "1", "--json"])
     assert res.exit_code == 0, res.output

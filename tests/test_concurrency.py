@@ -13,8 +13,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import concurrency
 
-from core.index import add_source
-from core.sources import load_documents
+from core.ingest.index import add_source
+from core.ingest.sources import load_documents
 from store import open_db
 
 
@@ -22,9 +22,9 @@ from store import open_db
 def pipeline_factory(embedder):
     """The TUI worker's pipeline over the session's models (as benchmarks/concurrency.py builds it)."""
     from core.decompose import make_decomposer
-    from core.pipeline import Pipeline
-    from core.retrieve import Searcher
-    from core.verify import Verifier
+    from core.pipeline.runner import Pipeline
+    from core.retrieve.searcher import Searcher
+    from core.verify.verifier import Verifier
     from models.nli import load_nli
     from models.nlp import SpacySentenceSplitter
 

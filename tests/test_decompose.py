@@ -8,7 +8,7 @@ import json
 import pytest
 
 from core.decompose import SentenceDecomposer, make_decomposer
-from core.decompose_rules import RulesDecomposer, check_worthiness
+from core.decompose.rules import RulesDecomposer, check_worthiness
 from core.errors import InputError
 
 

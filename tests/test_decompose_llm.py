@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from core.decompose_llm import FACT_SCHEMA, LLMDecomposer, invented_words
-from core.decompose_rules import RulesDecomposer
+from core.decompose.llm import FACT_SCHEMA, LLMDecomposer, invented_words
+from core.decompose.rules import RulesDecomposer
 from models.llm import LLMOutputError
 from models.registry import ModelRef
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.decompose import SentenceDecomposer
+from core.decompose.base import SentenceDecomposer
 from core.errors import InputError
 from core.evaluate.decompose import evaluate_decompose, load_decompose_dataset, match
 

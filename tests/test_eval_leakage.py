@@ -11,7 +11,7 @@ import pytest
 from core.evaluate.datasets import load_scifact_claims, load_scifact_pairs
 from core.evaluate.leakage import _split_metrics, evaluate_leakage, mean_se
 from core.evaluate.retrieval import evaluate_retrieval
-from core.expand import ExpansionParams
+from core.retrieve.expand import ExpansionParams
 from models.nli import load_nli
 
 

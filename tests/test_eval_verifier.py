@@ -27,7 +27,6 @@ from core.evaluate.datasets import (
 )
 from core.evaluate.metrics import (
     accuracy,
-    apply_temperature,
     balanced_accuracy,
     confusion,
     expected_calibration_error,
@@ -37,6 +36,7 @@ from core.evaluate.metrics import (
 )
 from core.evaluate.verifier import calibration_split, evaluate_verifier, fit_interval_rule, format_table
 from core.text import content_words
+from core.verify.calibration import apply_temperature
 
 
 @pytest.fixture(scope="module")

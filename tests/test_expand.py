@@ -9,14 +9,15 @@ import json
 import numpy as np
 import pytest
 
-from core.decompose import SentenceDecomposer
+from core.decompose.base import SentenceDecomposer
 from core.errors import InputError
-from core.expand import Expander, Expansion, ExpansionParams, hyde_vector, query2doc_query
-from core.leakage import ECHO_THRESHOLD, Premise, audit, generated_sentences, rouge2_f, rouge_tokens
-from core.pipeline import Pipeline
-from core.retrieve import Searcher
+from core.pipeline.runner import Pipeline
+from core.pipeline.stored import expand_cached
+from core.retrieve.expand import Expander, Expansion, ExpansionParams, hyde_vector, query2doc_query
+from core.retrieve.leakage import ECHO_THRESHOLD, Premise, audit, generated_sentences, rouge2_f, rouge_tokens
+from core.retrieve.searcher import Searcher
 from core.text import fts_match_query
-from core.verify import Verifier
+from core.verify.verifier import Verifier
 from models.llm import load_llm
 from models.nli import load_nli
 from store.expansions import claim_expansion
@@ -49,7 +50,7 @@ def test_query2doc_query_repeats_the_claim_five_times_then_the_document():
 def test_repeated_query_terms_raise_their_bm25_weight(mini_db):
     """Query-term frequency reaches FTS5's bm25(): the claim's words repeated outrank a
     passage that only matches the pseudo-document's words."""
-    from core.retrieve import BM25Retriever
+    from core.retrieve.searcher import BM25Retriever
     from store.sources import list_sources
 
     bm25 = BM25Retriever(mini_db, list_sources(mini_db))
@@ -159,8 +160,8 @@ def test_expander_is_reproducible_and_cached(llm, tmp_path):
     other = Expander(llm, "hyde", "scientific", ExpansionParams(max_tokens=24, seed=1)).expand(claim)
     assert other.documents != a.documents  # another repeat samples another document
     db = open_db(tmp_path / "x.db")
-    first = Expander(llm, "query2doc", None, params).expand(claim, db)
-    again = Expander(llm, "query2doc", None, params).expand(claim, db)
+    first = expand_cached(db, Expander(llm, "query2doc", None, params), claim)
+    again = expand_cached(db, Expander(llm, "query2doc", None, params), claim)
     assert not first.cached and again.cached and again.documents == first.documents
     assert db.execute("SELECT count(*) FROM stage_cache WHERE stage = 'expand'").fetchone()[0] == 1
     with pytest.raises(InputError, match="unknown expansion prompt"):
@@ -228,7 +229,7 @@ def test_run_stores_the_expansion_apart_from_evidence(mode, own_db, embedder, sp
     roles = [r[0] for r in mini_db.execute("SELECT role FROM model_manifest WHERE run_id = ?", [run_id])]
     assert "expansion" in roles
     # exports keep the expansion beside, never inside, the evidence
-    from core.export import to_csv, to_jsonl
+    from core.pipeline.export import to_csv, to_jsonl
 
     exported = json.loads(to_jsonl(mini_db, run_id).splitlines()[0])
     assert "GENERATED-MARKER" in exported["expansion"]["documents"][0]
@@ -244,7 +245,7 @@ def test_run_stores_the_expansion_apart_from_evidence(mode, own_db, embedder, sp
 
 
 def test_pair_label_argmax_and_minimum_entailment():
-    from core.leakage import pair_label
+    from core.retrieve.leakage import pair_label
 
     p = np.array([0.41, 0.39, 0.20])  # entailment on top, but weakly
     assert pair_label(p) == "entailment"  # the paper's classifier reading: the argmax

@@ -10,12 +10,12 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from core.decompose import SentenceDecomposer
+from core.decompose.base import SentenceDecomposer
 from core.errors import InputError, NotFoundError
-from core.export import to_csv, to_jsonl, to_markdown
-from core.pipeline import Pipeline
-from core.retrieve import Searcher
-from core.verify import Verifier
+from core.pipeline.export import to_csv, to_jsonl, to_markdown
+from core.pipeline.runner import Pipeline
+from core.retrieve.searcher import Searcher
+from core.verify.verifier import Verifier
 from models.nli import load_nli
 from store import open_db
 from tests.test_cli import dump
@@ -88,7 +88,7 @@ def test_cli_export_and_delete(verified, tmp_path):
 
 
 def test_export_refuses_unknown_format(verified, tmp_path):
-    from core.export import export_run
+    from core.pipeline.export import export_run
 
     path, run_id = verified
     with pytest.raises(InputError):

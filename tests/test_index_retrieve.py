@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from core.errors import InputError, NotFoundError
-from core.index import add_source, index_dir, remove_source, vector_index
-from core.retrieve import Searcher
-from core.sources import load_documents
+from core.ingest.index import add_source, index_dir, remove_source, vector_index
+from core.ingest.sources import load_documents
+from core.retrieve.searcher import Searcher
 from store import open_db
 from store import sources as sq
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.injection import strip_instructions
+from core.verify.injection import strip_instructions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from prompt_injection import injections
@@ -44,7 +44,7 @@ def test_real_evidence_passes_unchanged(data_dir):
 def test_verifier_does_not_judge_a_unit_that_is_only_an_instruction():
     import numpy as np
 
-    from core.verify import EvidenceUnit, Verifier
+    from core.verify.verifier import EvidenceUnit, Verifier
     from models.nli import WindowedPrediction
 
     seen = []

@@ -106,7 +106,7 @@ def test_judge_probabilities(llm):
 
 
 def test_judge_plugs_into_the_verifier_and_windows_long_evidence(llm):
-    from core.verify import PassageEvidence, Verifier
+    from core.verify.verifier import PassageEvidence, Verifier
 
     judge = LLMJudge(llm, window_words=12)
     long = "Filler words about nothing in particular go here. " * 4 + PAIRS[0][0]

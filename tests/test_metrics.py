@@ -5,7 +5,7 @@ import math
 import pytest
 
 from core.evaluate.metrics import dedupe, ndcg_at_k, percentile, recall_at_k
-from core.retrieve import reciprocal_rank_fusion
+from core.retrieve.searcher import reciprocal_rank_fusion
 
 
 def test_recall_and_ndcg_by_hand():

@@ -7,8 +7,9 @@ import itertools
 import numpy as np
 import pytest
 
-from core.evaluate.metrics import apply_temperature
-from core.verify import ClaimVerdict, EvidenceUnit, Judgement, PassageEvidence, Thresholds, Verifier
+from core.verify.base import Thresholds
+from core.verify.calibration import apply_temperature
+from core.verify.verifier import ClaimVerdict, EvidenceUnit, Judgement, PassageEvidence, Verifier
 from models.nli import CONTRADICT, ENTAIL, NEUTRAL, label_mapping, load_nli
 from models.registry import ModelError
 from tests.conftest import save_tiny_classifier

@@ -6,11 +6,12 @@ import threading
 
 import pytest
 
-from core.decompose import SentenceDecomposer
+from core.decompose.base import SentenceDecomposer
 from core.errors import InputError
-from core.pipeline import Cancelled, Pipeline, factual_precision, verify_claim
-from core.retrieve import Searcher
-from core.verify import Verifier
+from core.pipeline.runner import Cancelled, Pipeline, verify_claim
+from core.retrieve.searcher import Searcher
+from core.score.precision import factual_precision
+from core.verify.verifier import Verifier
 from models.nli import load_nli
 from store import runs as rq
 
@@ -91,7 +92,7 @@ def test_factual_precision():
 
 def test_verdict_threshold_fit_never_fits_worse_than_the_defaults(data_dir, tiny_nli_dir):
     from core.evaluate.verdicts import evaluate_verdicts, load_climate_fever_claims
-    from core.verify import VERDICTS
+    from core.verify.verifier import VERDICTS
 
     path = data_dir / "fixtures" / "climate_fever_dev_10.jsonl"
     claims = load_climate_fever_claims(path)

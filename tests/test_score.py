@@ -1,4 +1,4 @@
-"""Scores (core/score.py) on hand-computed fixtures: FActScore precision with abstentions,
+"""Scores (core/score/precision.py, core/score/icat.py) on hand-computed fixtures: FActScore precision with abstentions,
 ICAT factuality / coverage / ICAT-β (seed 004 §5.3), aspects, the alignment validator."""
 
 from __future__ import annotations
@@ -6,30 +6,27 @@ from __future__ import annotations
 import pytest
 
 from core.errors import InputError
-from core.score import (
+from core.score import run_scores
+from core.score.icat import (
     AlignmentOutputError,
     Aspect,
-    ClaimOutcome,
     align_by_embedding,
     align_by_source_labels,
     align_llm,
     alignment_prompt,
-    answer_precision,
     aspects_from_list,
     aspects_prompt,
     batch_icat,
-    batch_precision,
     coverage,
     coverage_matrix,
-    factual_precision,
     generate_aspects,
     icat_beta,
     icat_detail,
     icat_score,
     parse_aspects,
-    run_scores,
     validate_alignment,
 )
+from core.score.precision import ClaimOutcome, answer_precision, batch_precision, factual_precision
 
 ASPECTS = [Aspect(1, "history"), Aspect(2, "economy"), Aspect(3, "climate"), Aspect(4, "population")]
 
@@ -185,7 +182,7 @@ def test_run_scores_recompute_icat_from_stored_detail():
         {"idx": 2, "checkable": True, "verdict": "refuted", "note": None},
         {"idx": 3, "checkable": True, "verdict": "supported", "note": None},
     ]
-    from core.score import Alignment
+    from core.score.icat import Alignment
 
     detail = icat_detail("q", ASPECTS, Alignment({0: {1}, 2: {2}, 3: {2, 3}}, "user"), results, beta=1)
     assert detail["alignment"]["claim_aspects"] == {"0": [1], "2": [2], "3": [2, 3]}  # by claim idx
@@ -218,8 +215,8 @@ def _stored_run(tmp_path, claims):
 
 
 def test_pipeline_score_stores_every_kind_and_recomputes_icat(tmp_path, embedder):
-    from core.pipeline import Pipeline
-    from core.score import set_run_icat
+    from core.pipeline.runner import Pipeline
+    from core.pipeline.stored import set_run_icat
     from store import runs as rq
 
     db, run_id = _stored_run(tmp_path, [
@@ -244,7 +241,7 @@ def test_pipeline_score_stores_every_kind_and_recomputes_icat(tmp_path, embedder
 
 
 def test_abstaining_run_stores_no_precision(tmp_path):
-    from core.pipeline import Pipeline
+    from core.pipeline.runner import Pipeline
 
     db, run_id = _stored_run(tmp_path, [("I'm sorry, I cannot answer that.", False, "abstention", None)])
     scores = Pipeline(db, None, None, None).score(run_id)
@@ -252,7 +249,7 @@ def test_abstaining_run_stores_no_precision(tmp_path):
 
 
 def test_source_aspect_labels_from_document_meta():
-    from core.score import _doc_aspect_labels
+    from core.pipeline.stored import _doc_aspect_labels
 
     assert _doc_aspect_labels('{"aspects": ["early life", "career"], "topic": "People"}') == ["early life", "career"]
     assert _doc_aspect_labels('{"description": "Painting", "topic": "Arts"}') == ["Arts"]  # wiki-vital
@@ -260,7 +257,7 @@ def test_source_aspect_labels_from_document_meta():
 
 
 def test_llm_adapter_bounds_the_output_and_reports_a_cut_off_answer():
-    from core.score import LLMJSONAdapter
+    from core.score.icat import LLMJSONAdapter
     from models.llm import LLMOutputError
     from models.registry import ModelError
 
@@ -280,7 +277,7 @@ def test_llm_adapter_bounds_the_output_and_reports_a_cut_off_answer():
 
 def test_icat_llm_prompt_neutralises_turn_markers_in_claims():
     """Claims are untrusted text: a chat-turn marker written in one reaches the LLM as text."""
-    from core.score import LLMJSONAdapter, alignment_prompt
+    from core.score.icat import LLMJSONAdapter, alignment_prompt
 
     seen = []
 

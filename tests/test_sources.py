@@ -7,7 +7,7 @@ import json
 import pytest
 
 from core.errors import InputError
-from core.sources import CsvColumns, detect_format, load_documents, load_wiki_vital
+from core.ingest.sources import CsvColumns, detect_format, load_documents, load_wiki_vital
 
 
 def test_scifact_corpus_keeps_sentence_boundaries(data_dir):

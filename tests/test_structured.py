@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from core.errors import InputError
-from core.structured import (
+from core.score.structured import (
     all_propagations,
     parse_document,
     propagate,
@@ -83,7 +83,7 @@ DOC = {
 
 
 def test_verify_document_with_the_embedded_verifier(splitter):
-    from core.verify import Verifier
+    from core.verify.verifier import Verifier
     from models.nli import load_nli
 
     report = verify_document(parse_document(DOC), Verifier(load_nli("embedded")), splitter)

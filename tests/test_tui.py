@@ -227,7 +227,7 @@ async def test_interrupted_run_resumes_in_the_app(workbench):
     stored verdict is kept, not recomputed."""
     import threading
 
-    from core.pipeline import Cancelled
+    from core.pipeline.runner import Cancelled
 
     db = workbench.open_db()
     pipe = workbench.pipeline(db, workbench_options(workbench))

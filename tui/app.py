@@ -134,7 +134,7 @@ class ClaimscopeApp(App):
         self.post_message(ModelsReady())
 
     def _fill_controls(self) -> None:
-        from core.sources import BUILTINS
+        from core.ingest.sources import BUILTINS
         from store.sources import list_sources
 
         s = self.workbench.settings
@@ -203,7 +203,7 @@ class ClaimscopeApp(App):
     @work(thread=True, exclusive=True, group="pipeline", exit_on_error=False, description="Checking the answer")
     def check(self, text: str, options: RunOptions, resume: int | None = None) -> None:
         """Decompose, retrieve, verify, score — in this thread, with this thread's connection."""
-        from core.pipeline import Cancelled
+        from core.pipeline.runner import Cancelled
 
         db = self.workbench.open_db()
         try:
@@ -399,7 +399,7 @@ class ClaimscopeApp(App):
     @work(thread=True, exclusive=True, group="pipeline", exit_on_error=False, description="Scoring context usage")
     def score_context_usage(self, claim_id: int, total: int) -> None:
         """P(True/None/False) without and with each passage; one message per stored passage."""
-        from core.acu import score_stored_claim
+        from core.pipeline.stored import score_stored_claim
 
         db = self.workbench.open_db()
         try:

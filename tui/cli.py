@@ -114,6 +114,14 @@ def _settings(ctx: typer.Context):
     return settings.with_overrides(db_path=st.db_path)
 
 
+def _run_settings(ctx: typer.Context, **given):
+    """The settings with the options the user gave (None: not given, the setting stands),
+    so ``claimscope.toml``'s run defaults reach check / verify unless an option overrides them."""
+    from dataclasses import replace
+
+    return replace(_settings(ctx), **{k: v for k, v in given.items() if v is not None})
+
+
 def _db(ctx: typer.Context):
     from store import open_db
 
@@ -137,6 +145,7 @@ def _verifier(ctx: typer.Context, spec: str, grounding: bool = True):
     return wb.verifier(RunOptions.from_settings(wb.settings).with_(verifier=spec.strip(), grounding=grounding))
 
 
+FROM_SETTINGS = " [default: the settings' (claimscope.toml)]"
 GROUNDING_HELP = "Only evidence that names the claim's subject (in its text or document title) decides."
 MODE_HELP = "Retrieval: bm25, dense, hybrid (RRF), or with an LLM query expansion: hyde or query2doc."
 PROMPT_HELP = "HyDE prompt preset: encyclopedic, scientific or factcheck (default: the settings'; Query2doc has its own)."
@@ -192,8 +201,8 @@ def source_add(
     url_column: Annotated[str, typer.Option(help="CSV: column holding the URL.")] = "url",
 ) -> None:
     """Index a knowledge source (re-adding a changed file re-indexes only what changed)."""
-    from core.index import add_source
-    from core.sources import BUILTINS, CsvColumns, load_builtin, load_documents
+    from core.ingest.index import add_source
+    from core.ingest.sources import BUILTINS, CsvColumns, load_builtin, load_documents
     from models.nlp import SpacySentenceSplitter
     from tui.console import err, progress_bar
 
@@ -234,7 +243,7 @@ def source_add(
 
 
 def _detected(path: Path) -> str:
-    from core.sources import detect_format
+    from core.ingest.sources import detect_format
 
     return detect_format(path.expanduser())
 
@@ -276,7 +285,7 @@ def source_list(
 @handle_errors
 def source_remove(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Source to remove.")]) -> None:
     """Remove a source, its passages and its vector index."""
-    from core.index import remove_source
+    from core.ingest.index import remove_source
     from tui.console import err
 
     remove_source(_db(ctx), name)
@@ -286,7 +295,7 @@ def source_remove(ctx: typer.Context, name: Annotated[str, typer.Argument(help="
 def _searcher(ctx: typer.Context, db, sources: list[str] | None):
     """A Searcher over ``db``; built-in sources that are asked for (or, on an empty database,
     the default wiki-vital) are indexed on first use, with a progress bar, then reused."""
-    from core.retrieve import Searcher
+    from core.retrieve.searcher import Searcher
     from tui.console import err, progress_bar
 
     wb = _workbench(ctx)
@@ -309,7 +318,7 @@ def search(
     source: Annotated[
         list[str] | None, typer.Option("--source", "-s", help="Source name (repeatable; default: all).")
     ] = None,
-    mode: Annotated[str, typer.Option("--mode", "-m", help=MODE_HELP)] = "hybrid",
+    mode: Annotated[str | None, typer.Option("--mode", "-m", help=MODE_HELP + FROM_SETTINGS)] = None,
     k: Annotated[int, typer.Option("-k", min=1, max=1000, help="Number of passages.")] = 10,
     prompt: Annotated[str | None, typer.Option("--prompt", help=PROMPT_HELP)] = None,
     llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
@@ -318,13 +327,16 @@ def search(
     """Ranked passages with title, each retriever's score and rank, and the best-matching
     sentence. With --mode hyde / query2doc the LLM's pseudo-document is shown on stderr,
     marked as generated: it shapes the query and is never evidence."""
+    from core.pipeline.stored import expand_cached
     from core.settings import check_text_size
+
+    mode = mode or _settings(ctx).mode
 
     check_text_size(query, "the query")
     db = _db(ctx)
     searcher = _searcher(ctx, db, source)
     expander = _expander(ctx, mode, prompt, llm)
-    expansion = expander.expand(query, db) if expander is not None else None
+    expansion = expand_cached(db, expander, query) if expander is not None else None
     if expansion is not None:
         print_expansion(expansion)
     hits = searcher.search(query, k=k, mode=mode, sources=source, expansion=expansion)
@@ -401,10 +413,15 @@ def print_hits(hits, mode: str, as_json: bool, searcher) -> None:
 @app.command()
 @handle_errors
 def decompose(
+    ctx: typer.Context,
     text: Annotated[str | None, typer.Argument(help="The text to split into claims.")] = None,
-    decomposer: Annotated[str, typer.Option(help="rules (atomic, decontextualised), sentence, or llm (GGUF model).")] = "rules",
+    decomposer: Annotated[
+        str | None, typer.Option(help="rules (atomic, decontextualised), sentence, or llm (GGUF model)." + FROM_SETTINGS)
+    ] = None,
     jsonl: Annotated[Path | None, typer.Option(help="Batch: one JSON object per line with 'text' and optional 'id'; JSONL out.")] = None,
-    llm: Annotated[str, typer.Option(help="GGUF model for --decomposer llm: embedded or a path to a .gguf file.")] = "embedded",
+    llm: Annotated[
+        str | None, typer.Option(help="GGUF model for --decomposer llm: embedded or a path to a .gguf file." + FROM_SETTINGS)
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per claim.")] = False,
 ) -> None:
     """Split a text into claims, each with its character span; questions, abstentions,
@@ -421,7 +438,8 @@ def decompose(
     if text is not None and not text.strip():
         raise_input("the text is empty")
     items = _check_inputs(text, None, jsonl)  # also refuses a text over the size limit
-    dec = make_decomposer(decomposer, SpacySentenceSplitter, llm_spec=llm)
+    settings = _settings(ctx)
+    dec = make_decomposer(decomposer or settings.decomposer, SpacySentenceSplitter, llm_spec=llm or settings.llm)
     for ext_id, body in items:
         claims = dec.decompose(body)
         for warning in getattr(dec, "warnings", []):
@@ -452,20 +470,24 @@ def verify(
     source: Annotated[
         list[str] | None, typer.Option("--source", "-s", help="Source name (repeatable; default: all).")
     ] = None,
-    mode: Annotated[str, typer.Option("--mode", "-m", help=MODE_HELP)] = "hybrid",
-    k: Annotated[int, typer.Option("-k", min=1, max=100, help="Passages to verify against.")] = 10,
-    verifier: Annotated[str, typer.Option(help="NLI model: embedded, a local folder or a cached HF id.")] = "embedded",
-    grounding: Annotated[bool, typer.Option(help=GROUNDING_HELP)] = True,
+    mode: Annotated[str | None, typer.Option("--mode", "-m", help=MODE_HELP + FROM_SETTINGS)] = None,
+    k: Annotated[int | None, typer.Option("-k", min=1, max=100, help="Passages to verify against." + FROM_SETTINGS)] = None,
+    verifier: Annotated[
+        str | None, typer.Option(help="NLI model: embedded, a local folder or a cached HF id." + FROM_SETTINGS)
+    ] = None,
+    grounding: Annotated[bool | None, typer.Option(help=GROUNDING_HELP + FROM_SETTINGS)] = None,
     prompt: Annotated[str | None, typer.Option("--prompt", help=PROMPT_HELP)] = None,
     llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Verify one claim against a knowledge source: verdict, signed support score, evidence.
     With --mode hyde / query2doc the expansion is audited for leakage against the evidence."""
-    from core.pipeline import verify_claim
+    from core.pipeline.runner import verify_claim
     from core.settings import check_text_size
 
     check_text_size(claim, "the claim")
+    s = _run_settings(ctx, mode=mode, top_k=k, verifier=verifier, grounding=grounding)
+    mode, k, verifier, grounding = s.mode, s.top_k, s.verifier, s.grounding
     db = _db(ctx)
     searcher = _searcher(ctx, db, source)
     expander = _expander(ctx, mode, prompt, llm)
@@ -548,11 +570,15 @@ def check(
     out_path: Annotated[Path | None, typer.Option("--out", help="Write JSONL results here.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="table, json or jsonl.")] = "table",
     source: Annotated[list[str] | None, typer.Option("--source", "-s", help="Source (repeatable).")] = None,
-    mode: Annotated[str, typer.Option("--mode", "-m", help=MODE_HELP)] = "hybrid",
-    k: Annotated[int, typer.Option("-k", min=1, max=100, help="Passages per claim.")] = 10,
-    decomposer: Annotated[str, typer.Option(help="Decomposer: rules (atomic claims) or sentence.")] = "rules",
-    verifier: Annotated[str, typer.Option(help="NLI model: embedded, a folder or a cached HF id.")] = "embedded",
-    grounding: Annotated[bool, typer.Option(help=GROUNDING_HELP)] = True,
+    mode: Annotated[str | None, typer.Option("--mode", "-m", help=MODE_HELP + FROM_SETTINGS)] = None,
+    k: Annotated[int | None, typer.Option("-k", min=1, max=100, help="Passages per claim." + FROM_SETTINGS)] = None,
+    decomposer: Annotated[
+        str | None, typer.Option(help="Decomposer: rules (atomic claims), sentence or llm." + FROM_SETTINGS)
+    ] = None,
+    verifier: Annotated[
+        str | None, typer.Option(help="NLI model: embedded, a folder or a cached HF id." + FROM_SETTINGS)
+    ] = None,
+    grounding: Annotated[bool | None, typer.Option(help=GROUNDING_HELP + FROM_SETTINGS)] = None,
     prompt: Annotated[str | None, typer.Option("--prompt", help=PROMPT_HELP)] = None,
     llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
     claim_date: Annotated[
@@ -560,7 +586,7 @@ def check(
     ] = None,
 ) -> None:
     from core.decompose import make_decomposer
-    from core.pipeline import Pipeline
+    from core.pipeline.runner import Pipeline
     from models.nlp import SpacySentenceSplitter
     from store import runs as rq
     from tui.console import err, progress_bar
@@ -571,7 +597,9 @@ def check(
     if sum(given) != 1:
         raise_input("give exactly one of: TEXT, --file F, --jsonl F, --resume RUN")
     inputs = _check_inputs(text, file, jsonl)
-    settings = _settings(ctx)
+    settings = _run_settings(ctx, mode=mode, top_k=k, decomposer=decomposer, verifier=verifier, grounding=grounding)
+    mode, k, decomposer, verifier, grounding = (settings.mode, settings.top_k, settings.decomposer, settings.verifier,
+                                                settings.grounding)
     db = _db(ctx)
     if resume is not None and rq.get_run(db, resume) is None:
         from core.errors import NotFoundError
@@ -580,7 +608,8 @@ def check(
     searcher = _searcher(ctx, db, source)
     expander = _expander(ctx, mode, prompt, llm)
     pipeline = Pipeline(
-        db, make_decomposer(decomposer, SpacySentenceSplitter), searcher, _verifier(ctx, verifier, grounding),
+        db, make_decomposer(decomposer, SpacySentenceSplitter, llm_spec=settings.llm), searcher,
+        _verifier(ctx, verifier, grounding),
         sources=source, k=k, mode=mode, expander=expander,
         splitter=_workbench(ctx).splitter() if expander is not None else None,
     )
@@ -626,8 +655,8 @@ def _check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
     """(external id, text) per run to create; [] when resuming. Every text is checked here
     (empty, too long, not text) so a bad batch line stops the batch before anything runs."""
     from core.errors import InputError
+    from core.ingest.sources import _field, _jsonl_records, read_text_file
     from core.settings import check_text_size
-    from core.sources import _field, _jsonl_records, read_text_file
 
     if text is not None:
         if not text.strip():
@@ -752,7 +781,7 @@ def runs_export(
 ) -> None:
     """Export a stored run: JSONL (every claim with all evidence and judgements), CSV (a row
     per claim with its deciding evidence) or a Markdown report."""
-    from core.export import export_run
+    from core.pipeline.export import export_run
     from tui.console import err
 
     written = export_run(_db(ctx), run, fmt, out_path)
@@ -805,7 +834,7 @@ def demo(ctx: typer.Context) -> None:
     """The main job on the embedded defaults: check a short answer against the built-in
     wiki-vital source (indexed on first use), then show the evidence search behind it."""
     from core.decompose import make_decomposer
-    from core.pipeline import Pipeline
+    from core.pipeline.runner import Pipeline
     from models.nlp import SpacySentenceSplitter
     from store import runs as rq
     from tui.console import out
@@ -851,7 +880,7 @@ def eval_retrieval(
     latency; hyde / query2doc also report the seconds each expansion took. With --db the
     generated expansions are kept (stage cache) for `eval leakage` on the same database."""
     from core.evaluate.retrieval import evaluate_retrieval, format_table
-    from core.expand import ExpansionParams
+    from core.retrieve.expand import ExpansionParams
     from models.nlp import SpacySentenceSplitter
     from tui.console import progress_bar
 
@@ -901,7 +930,7 @@ def eval_leakage(
     states the gold evidence (matched), and recall@k / ndcg@k of each expansion and its
     unexpanded baseline on all, matched and unmatched claims."""
     from core.evaluate.leakage import evaluate_leakage, format_table
-    from core.expand import ExpansionParams
+    from core.retrieve.expand import ExpansionParams
     from models.nli import load_nli
     from models.nlp import SpacySentenceSplitter
     from tui.console import progress_bar
@@ -1028,7 +1057,7 @@ def eval_decompose(
 def _with_beta(result: dict, beta: float | None) -> None:
     """Recompute a stored ICAT score with another β for display (seed 004 §6.5: β is a live
     control; nothing is re-run or stored)."""
-    from core.score import ICAT_KIND, icat_from_detail
+    from core.score.icat import ICAT_KIND, icat_from_detail
 
     icat = result["scores"].get(ICAT_KIND)
     if beta is None or not icat or not icat.get("detail"):
@@ -1074,7 +1103,7 @@ def agreement(
     Krippendorff's α (nominal), confusion matrix; per run and across the runs."""
     from dataclasses import asdict
 
-    from core.agreement import runs_agreement
+    from core.pipeline.stored import runs_agreement
     from tui.console import err, out
 
     result = runs_agreement(_db(ctx), runs, binary)
@@ -1119,14 +1148,8 @@ def icat(
     """ICAT (seed 004): factuality, coverage of the query's aspects by supported claims, and
     ICAT-β; aligns the run's claims to the aspects and stores the score with the run."""
     from core.errors import NotFoundError
-    from core.score import (
-        LLMJSONAdapter,
-        aspects_from_list,
-        aspects_from_source_labels,
-        generate_aspects,
-        run_source_labels,
-        set_run_icat,
-    )
+    from core.pipeline.stored import run_source_labels, set_run_icat
+    from core.score.icat import LLMJSONAdapter, aspects_from_list, aspects_from_source_labels, generate_aspects
     from store import runs as rq
 
     db = _db(ctx)
@@ -1172,8 +1195,8 @@ def eval_attribution(
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
 ) -> None:
     """AutoAIS vs the experts' support labels (Complete vs not): precision, recall, F1 per system (Table 6)."""
-    from core.attribution import Attributor
     from core.evaluate.attribution import evaluate_attribution, format_table
+    from core.score.attribution import Attributor
     from models.nli import load_nli
     from models.nlp import SpacySentenceSplitter
     from tui.console import progress_bar
@@ -1182,7 +1205,7 @@ def eval_attribution(
         raise_input(f"unknown attribution dataset {dataset!r} (supported: expertqa)")
     decomposer = None
     if partial:
-        from core.decompose_rules import RulesDecomposer
+        from core.decompose.rules import RulesDecomposer
 
         decomposer = RulesDecomposer()
     attributor = Attributor(load_nli(verifier), SpacySentenceSplitter(), decomposer=decomposer)
@@ -1238,9 +1261,10 @@ def attribute(
 ) -> None:
     """Attribution of a cited answer (ExpertQA, seed 002): each claim against the sources it
     cites — Complete / Partial / Incomplete / Missing / N/A — stored as a run."""
-    from core.attribution import AnswerAttribution, Attributor, store_attribution
-    from core.decompose_rules import RulesDecomposer
+    from core.decompose.rules import RulesDecomposer
     from core.evaluate.attribution import load_expertqa
+    from core.pipeline.stored import store_attribution
+    from core.score.attribution import AnswerAttribution, Attributor
     from models.nli import load_nli
     from models.nlp import SpacySentenceSplitter
     from tui.console import out
@@ -1296,7 +1320,7 @@ def acu(
     """Context usage (seed 001 §5): P(True / None / False) for the claim alone and with the
     evidence, ΔP rescaled (Eq. 1), and ACU summed with the stance's signs on [−3, 3];
     negative = context repulsion."""
-    from core.acu import ContextUsageScorer, normalise_stance, stance_from_nli
+    from core.diagnostics.acu import ContextUsageScorer, normalise_stance, stance_from_nli
     from core.settings import check_text_size
     from tui.console import out
 
@@ -1320,7 +1344,7 @@ def acu(
         return
     out.print(f"stance: {stance} ({source}); {scorer.llm.ref.model_id}, {shots}-shot", markup=False)
     out.print(f"{'':<8}{'P(t|C)':>9}{'P(t|C,E)':>10}{'ΔP':>8}{'D':>4}", markup=False)
-    from core.acu import DIRECTION
+    from core.diagnostics.acu import DIRECTION
 
     for t in ("True", "None", "False"):
         out.print(f"{t:<8}{usage.p_claim[t]:>9.3f}{usage.p_evidence[t]:>10.3f}{usage.delta[t]:>+8.3f}"
@@ -1371,7 +1395,7 @@ def eval_acu(
 ) -> None:
     """ACU over labelled (claim, evidence, stance) pairs, as seed 001 Table 22: mean ΔP per
     answer and stance, mean ACU sum, context-repulsion and memory-conflict shares, seconds per pair."""
-    from core.acu import ContextUsageScorer
+    from core.diagnostics.acu import ContextUsageScorer
     from core.evaluate.acu import evaluate_acu, format_table, load_acu_pairs
     from models.llm import load_llm
     from tui.console import progress_bar

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from core.pipeline import Event
+from core.pipeline.runner import Event
 
 
 class RunEvent(Message):

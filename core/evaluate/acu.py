@@ -4,7 +4,7 @@ Input: (claim, evidence, stance) pairs from a JSONL file in one of two layouts, 
 by each row's keys:
 
 * claimscope's own: ``{"claim", "evidence", "stance", "claimant"?, "id"?}``, one pair a row;
-  ``stance`` is any spelling :func:`core.acu.normalise_stance` accepts (the six DRUID stances,
+  ``stance`` is any spelling :func:`core.diagnostics.acu.normalise_stance` accepts (the six DRUID stances,
   3-way names, SUPPORTS / REFUTES / NOT_ENOUGH_INFO …).
 * Climate-FEVER (``{"claim_id", "claim", "evidences": [{"evidence", "evidence_label"}, …]}``):
   one pair per evidence sentence; SUPPORTS → supports, REFUTES → refutes, NOT_ENOUGH_INFO →
@@ -31,14 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.acu import ANSWERS, DIRECTION, REFUTES, SUPPORTS, TABLE22_ORDER, ContextUsage, normalise_stance
+from core.diagnostics.acu import ANSWERS, DIRECTION, REFUTES, SUPPORTS, TABLE22_ORDER, ContextUsage, normalise_stance
 from core.errors import InputError
 from core.evaluate.datasets import _check_file, _records
 from core.evaluate.report import claimscope_version, machine
-from core.sources import _field
+from core.ingest.sources import _field
 
 if TYPE_CHECKING:
-    from core.acu import ContextUsageScorer
+    from core.diagnostics.acu import ContextUsageScorer
 
 Progress = Callable[[str, int, int | None], None]
 

@@ -23,11 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.attribution import LABELS, Attributor, claim_citations
 from core.errors import InputError
 from core.evaluate.datasets import _check_file
 from core.evaluate.report import claimscope_version, machine
-from core.sources import _field, _jsonl_records
+from core.ingest.sources import _field, _jsonl_records
+from core.score.attribution import LABELS, Attributor, claim_citations
 
 # seed 002 §3.7, Table 6, zero-shot T5-TRUE (P, R, F1) — the reference this eval compares with
 PAPER_ZERO_SHOT = {

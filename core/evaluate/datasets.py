@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import InputError
-from core.sources import _field, _jsonl_records
+from core.ingest.sources import _field, _jsonl_records
 
 
 @dataclass(frozen=True)

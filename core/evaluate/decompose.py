@@ -26,10 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-from core.decompose import Decomposer
+from core.decompose.base import Decomposer
 from core.errors import InputError
 from core.evaluate.report import claimscope_version, machine
-from core.sources import _field, _jsonl_records
+from core.ingest.sources import _field, _jsonl_records
 
 THRESHOLDS = {"nli": 0.5, "embedding": 0.75}
 

@@ -33,13 +33,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from core.agreement import agreement, import_labels
 from core.errors import InputError
 from core.evaluate.datasets import _check_file
 from core.evaluate.report import claimscope_version, machine
-from core.score import AnswerPrecision, ClaimOutcome, answer_precision, batch_precision
-from core.sources import _field, _jsonl_records
-from core.verify import ClaimVerdict, PassageEvidence, Verifier
+from core.ingest.sources import _field, _jsonl_records
+from core.score.agreement import agreement
+from core.score.precision import AnswerPrecision, ClaimOutcome, answer_precision, batch_precision
+from core.verify.verifier import ClaimVerdict, PassageEvidence, Verifier
 
 DATASETS = ("factscore", "factcheck-gpt")
 # human label → verdict vocabulary for the annotations table: FActScore's NS is "not
@@ -103,7 +103,7 @@ def load_factuality(dataset: str, path: str | Path) -> tuple[list[GoldAnswer], i
 
 
 def mentions_subject(terms: set[str], texts: Sequence[str]) -> bool:
-    """The grounding guard's test (core/verify.py): some text holds every subject term."""
+    """The grounding guard's test (core/verify/verifier.py): some text holds every subject term."""
     from models.nlp import normalise_term
 
     return not terms or any(terms <= {normalise_term(w) for w in re.findall(r"\w+", t)} for t in texts)
@@ -130,7 +130,7 @@ def evaluate_factuality(
     store: bool = False, progress: Callable[[str, int, int | None], None] | None = None,
 ) -> dict:
     """See the module docstring. ``searcher`` (factscore) or ``splitter`` (factcheck-gpt)."""
-    from core.pipeline import passage_evidence
+    from core.pipeline.runner import passage_evidence
 
     t0 = time.perf_counter()
     answers: list[GoldAnswer] = []
@@ -235,7 +235,8 @@ def _store_answer(db, dataset: str, ans: GoldAnswer, rows, verifier: Verifier, m
     labels as annotations (origin = dataset)."""
     from dataclasses import asdict as dc_asdict
 
-    from core.pipeline import Pipeline, _store_claim_result
+    from core.pipeline.runner import Pipeline
+    from core.pipeline.stored import import_labels, store_claim_result
     from store import runs as rq
     from store.db import write_tx
 
@@ -246,7 +247,7 @@ def _store_answer(db, dataset: str, ans: GoldAnswer, rows, verifier: Verifier, m
         for i, (c, verdict, hits, _) in enumerate(rows):
             cid = rq.add_claim(db, run_id, i, c.text)
             if hits:
-                _store_claim_result(db, cid, hits, verdict, mode, nli_id, thresholds)
+                store_claim_result(db, cid, hits, verdict, mode, nli_id, thresholds)
             else:  # evidence not in the database (factcheck-gpt's own passages): the verdict alone
                 d = verdict.deciding
                 rq.add_verdict(db, cid, verdict.label, verdict.support, nli_id, None, None,

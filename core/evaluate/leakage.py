@@ -4,7 +4,7 @@ For every claim with gold evidence and every expansion method (query2doc, hyde):
 
 1. the local LLM writes the pseudo-document (repeat r samples with seed r; the paper
    repeats 8 times and reports mean ± standard error — ``--repeats``);
-2. :func:`core.leakage.audit` splits it into sentences, drops restatements of the claim
+2. :func:`core.retrieve.leakage.audit` splits it into sentences, drops restatements of the claim
    (ROUGE-2 ≥ 0.95) and labels every (gold evidence, generated sentence) pair with the
    verifier's NLI model (premise = gold evidence); matched ⇔ some pair is entailment
    (the argmax by default; ``min_entailment`` also asks P(entailment) ≥ that value);
@@ -32,10 +32,11 @@ from core.evaluate.datasets import load_scifact_claims, load_scifact_pairs
 from core.evaluate.metrics import percentile
 from core.evaluate.report import claimscope_version, machine
 from core.evaluate.retrieval import BASELINE, DEPTH, ir_metrics, scifact_bench
-from core.expand import METHODS, Expander, ExpansionParams
-from core.index import Progress
-from core.leakage import ECHO_THRESHOLD, Premise, audit
-from core.retrieve import rank_expanded
+from core.ingest.index import Progress
+from core.pipeline.stored import expand_cached
+from core.retrieve.expand import METHODS, Expander, ExpansionParams
+from core.retrieve.leakage import ECHO_THRESHOLD, Premise, audit
+from core.retrieve.searcher import rank_expanded
 from models.embed import Embedder
 
 SUBSETS = ("ALL", "M", "¬M")
@@ -102,7 +103,7 @@ def evaluate_leakage(
                 expander = Expander(llm, m, preset, replace(params, seed=r))
                 matched, ranked = [], []
                 for c in claims:
-                    exp = expander.expand(c.claim, bench.db)
+                    exp = expand_cached(bench.db, expander, c.claim)
                     gen_s.append(exp.seconds)
                     t0 = time.perf_counter()
                     ranked_pids = rank_expanded(c.claim, exp, DEPTH, bench.bm25, bench.dense["flat"],

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from core.verify.calibration import log_softmax
+
 
 def recall_at_k(ranked: Sequence[str], gold: set[str], k: int) -> float:
     """Share of the gold items found in the top k (0 when there is no gold item)."""
@@ -135,16 +137,11 @@ def expected_calibration_error(confidences: Sequence[float], correct: Sequence[b
     return float(ece)
 
 
-def _log_softmax(z: np.ndarray) -> np.ndarray:
-    z = z - z.max(axis=1, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-
-
 def temperature_nll(logits: np.ndarray, y_true_idx: Sequence[int], temperature: float) -> float:
     """Mean negative log-likelihood of the gold classes under softmax(logits / T)."""
     z = np.asarray(logits, dtype=np.float64)
     y = np.asarray(y_true_idx, dtype=np.int64)
-    return float(-_log_softmax(z / temperature)[np.arange(len(y)), y].mean())
+    return float(-log_softmax(z / temperature)[np.arange(len(y)), y].mean())
 
 
 def fit_temperature(
@@ -186,9 +183,3 @@ def fit_temperature(
             fd = f(d)
     best = min(((a + b) / 2, lo, hi), key=f)
     return math.exp(best)
-
-
-def apply_temperature(probs: np.ndarray, temperature: float) -> np.ndarray:
-    """softmax(log p / T) per row (probabilities clipped at 1e-12 before the log)."""
-    p = np.clip(np.asarray(probs, dtype=np.float64), 1e-12, 1.0)
-    return np.exp(_log_softmax(np.log(p) / temperature))

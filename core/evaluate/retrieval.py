@@ -29,10 +29,11 @@ import core
 from core.evaluate.datasets import SciFactClaim, load_scifact_claims
 from core.evaluate.metrics import dedupe, ndcg_at_k, percentile, recall_at_k
 from core.evaluate.report import claimscope_version, machine
-from core.expand import METHODS, Expander, ExpansionParams
-from core.index import IndexReport, Progress, add_source
-from core.retrieve import MODES, BM25Retriever, DenseRetriever, rank_expanded, reciprocal_rank_fusion
-from core.sources import load_documents
+from core.ingest.index import IndexReport, Progress, add_source
+from core.ingest.sources import load_documents
+from core.pipeline.stored import expand_cached
+from core.retrieve.expand import METHODS, Expander, ExpansionParams
+from core.retrieve.searcher import MODES, BM25Retriever, DenseRetriever, rank_expanded, reciprocal_rank_fusion
 from models.embed import Embedder
 from store import open_db
 from store import sources as sq
@@ -74,7 +75,7 @@ class Bench:
                 {"bm25": self.bm25.retrieve(claim, DEPTH), "dense": dense.retrieve(claim, DEPTH)}, self.rrf_k,
             )
         else:
-            expansion = self.expanders[mode].expand(claim, self.db)
+            expansion = expand_cached(self.db, self.expanders[mode], claim)
             gen_s = expansion.seconds
             t0 = time.perf_counter()  # retrieval latency excludes generation (reported apart)
             ranked = rank_expanded(claim, expansion, DEPTH, self.bm25, dense, self.embedder.encode,

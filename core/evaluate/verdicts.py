@@ -22,8 +22,9 @@ import numpy as np
 
 from core.errors import InputError
 from core.evaluate.metrics import accuracy, confusion, macro_f1
-from core.sources import _field, _jsonl_records
-from core.verify import VERDICTS, Judgement, PassageEvidence, Thresholds, Verifier
+from core.ingest.sources import _field, _jsonl_records
+from core.verify.base import Thresholds
+from core.verify.verifier import VERDICTS, Judgement, PassageEvidence, Verifier
 
 CLIMATE_FEVER_VERDICT = {
     "SUPPORTS": "supported", "REFUTES": "refuted", "NOT_ENOUGH_INFO": "not_enough_info", "DISPUTED": "conflicting",

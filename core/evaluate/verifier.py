@@ -44,7 +44,6 @@ from core.errors import InputError
 from core.evaluate.datasets import DATASET_LABELS, NOT_ENTAILMENT, VERIFIER_LABELS, NLIExample, load_verifier_dataset
 from core.evaluate.metrics import (
     accuracy,
-    apply_temperature,
     balanced_accuracy,
     confusion,
     expected_calibration_error,
@@ -54,6 +53,7 @@ from core.evaluate.metrics import (
 )
 from core.evaluate.report import claimscope_version, machine
 from core.text import content_words, words
+from core.verify.calibration import apply_temperature
 
 if TYPE_CHECKING:
     from models.nli import NLIModel

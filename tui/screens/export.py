@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static
 
 from core.errors import ClaimscopeError
-from core.export import FORMATS, export_run
+from core.pipeline.export import FORMATS, export_run
 
 FORMAT_NAMES = {"jsonl": "JSONL (every claim, all evidence)", "csv": "CSV (a row per claim)", "md": "Markdown report"}
 

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Input, Label, Static, TextArea
 
 from core.errors import InputError
-from core.score import ICAT_KIND, Alignment, aspects_from_list, check_beta, icat_from_detail
+from core.score.icat import ICAT_KIND, Alignment, aspects_from_list, check_beta, icat_from_detail
 from store import runs as rq
 from store.db import write_tx
 
@@ -139,7 +139,7 @@ class ScoresScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="pipeline", exit_on_error=False, description="Aligning claims to aspects")
     def align(self, aspects, query: str | None, beta: float) -> None:
-        from core.score import set_run_icat
+        from core.pipeline.stored import set_run_icat
 
         db = self.workbench.open_db()
         try:
@@ -160,7 +160,7 @@ class ScoresScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="pipeline", exit_on_error=False, description="Generating aspects")
     def generate(self, query: str) -> None:
-        from core.score import LLMJSONAdapter, generate_aspects
+        from core.score.icat import LLMJSONAdapter, generate_aspects
 
         aspects = generate_aspects(LLMJSONAdapter(self.workbench.llm()), query)
         text = "\n".join(a.text for a in aspects)

@@ -176,7 +176,7 @@ class EvidenceInspector(VerticalScroll):
              characterizer: Any = None) -> None:
         """Show ``claim``'s evidence; ``attribution`` (an ``attribution`` score detail) shows
         an attributed answer's claim beside the sources it cites instead; ``characterizer``
-        (core.characteristics.Characterizer) adds each passage's context characteristics."""
+        (core.diagnostics.characteristics.Characterizer) adds each passage's context characteristics."""
         self.remove_children()
         if claim is None:
             self.mount(Static("Select a claim to see its evidence.", classes="card hint"))

@@ -20,9 +20,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-from core.errors import InputError, NotFoundError
 
 LABELS = ("supported", "refuted", "not_enough_info", "conflicting")
 BINARY = ("supported", "not_supported")
@@ -107,46 +104,3 @@ def agreement(pairs: Sequence[tuple[str, str]], binary: bool = False, origins: M
         confusion=confusion(human, model, labels),
         origins=dict(origins or {}),
     )
-
-
-def run_pairs(db: Any, run_id: int) -> tuple[list[tuple[str, str]], Counter]:
-    """(human label, model verdict) for every claim of the run that has both."""
-    from store import runs as rq
-    from store.annotations import run_annotations
-
-    if rq.get_run(db, run_id) is None:
-        raise NotFoundError(f"no run {run_id}")
-    verdicts = {c.id: c.verdict for c in rq.run_claims(db, run_id)}
-    pairs, origins = [], Counter()
-    for claim_id, ann in sorted(run_annotations(db, run_id).items()):
-        if ann.label and verdicts.get(claim_id):
-            pairs.append((ann.label, verdicts[claim_id]))
-            origins[ann.origin] += 1
-    return pairs, origins
-
-
-def runs_agreement(db: Any, run_ids: Sequence[int], binary: bool = False) -> dict:
-    """Per run and pooled across the runs (every claim counted once)."""
-    per_run, pooled, origins = {}, [], Counter()
-    for rid in run_ids:
-        pairs, org = run_pairs(db, rid)
-        per_run[rid] = agreement(pairs, binary, org)
-        pooled += pairs
-        origins += org
-    return {"runs": per_run, "all": agreement(pooled, binary, origins)}
-
-
-def import_labels(db: Any, run_id: int, labels: Mapping[int, str], origin: str, annotator: str | None = None) -> int:
-    """Store a dataset's gold labels as annotations of the run's claims (claim idx → label,
-    one of :data:`LABELS`), origin = the dataset's name. Caller holds the write transaction.
-    Returns how many were stored."""
-    from store.annotations import add_annotation
-
-    ids = dict(db.execute("SELECT idx, id FROM claims WHERE run_id = ?", [run_id]).fetchall())
-    n = 0
-    for idx, label in labels.items():
-        if idx not in ids:
-            raise InputError(f"run {run_id} has no claim {idx}")
-        add_annotation(db, ids[idx], label=label, origin=origin, annotator=annotator)
-        n += 1
-    return n

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import sqlite_utils
 
-from core.chunk import chunk
 from core.errors import InputError, NotFoundError
+from core.ingest.chunk import chunk
 from models.embed import Embedder
 from models.nlp import SentenceSplitter
 from models.vector_index import VectorIndex, atomic_write_text

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.citations import find_markers, strip_markers
-from core.decompose import Decomposer
+from core.decompose.base import Decomposer
+from core.decompose.citations import find_markers, strip_markers
 from models.nli import ENTAIL
 from models.nlp import SentenceSplitter
 
@@ -163,8 +163,8 @@ class Attributor:
     def attribute_answer(self, text: str, references: Mapping[int, str | None]) -> AnswerAttribution:
         """A cited answer (``[n]`` markers) → its sentence claims, each labelled. Claims are
         the answer's sentences, as in ExpertQA (§3.2: a claim is a sentence)."""
-        from core.citations import decompose_cited
-        from core.decompose import SentenceDecomposer
+        from core.decompose.base import SentenceDecomposer
+        from core.decompose.citations import decompose_cited
 
         cited = decompose_cited(text, SentenceDecomposer(self.splitter))
         return AnswerAttribution([
@@ -179,23 +179,3 @@ def claim_citations(claim: str) -> tuple[int, ...]:
 
 def _probs(p: np.ndarray) -> tuple[float, float, float]:
     return (float(p[0]), float(p[1]), float(p[2]))
-
-
-def store_attribution(db, text: str, result: AnswerAttribution, references: Mapping[int, str | None],
-                      external_id: str | None = None) -> int:
-    """Keep an attributed answer as a run: its sentence claims with their citations, and the
-    ``attribution`` score (value = AutoAIS mean; detail = per-claim labels, kept sentences,
-    and the cited sources' texts, so a viewer shows each claim beside what it cites)."""
-    from store import runs as rq
-    from store.db import write_tx
-
-    detail = result.detail()
-    detail["sources"] = {str(k): v for k, v in references.items()}
-    with write_tx(db):
-        run_id = rq.create_run(db, text, {"kind": "attribution", "threshold": ENTAIL_THRESHOLD, "top_k": TOP_K})
-        rq.set_external_id(db, run_id, external_id)
-        for c in result.claims:
-            rq.add_claim(db, run_id, c.idx, c.text, None, True, None, None, c.citations)
-        rq.set_score(db, run_id, "attribution", result.score, detail)
-        rq.set_run_status(db, run_id, "done")
-    return run_id

@@ -40,25 +40,3 @@ class SentenceDecomposer:
     def decompose(self, text: str) -> list[Claim]:
         (spans,) = self._splitter.split([text])
         return [Claim(i, text[s:e], (s, e)) for i, (s, e) in enumerate(spans)]
-
-
-DECOMPOSERS = ("rules", "sentence", "llm")
-
-
-def make_decomposer(name: str, splitter_factory, llm_spec: str | None = None) -> Decomposer:
-    """``rules`` (default: deterministic atomic claims), ``sentence``, or ``llm`` (a GGUF model,
-    ``llm_spec``: ``embedded`` or a path; core/decompose_llm.py)."""
-    from core.errors import InputError
-
-    if name == "sentence":
-        return SentenceDecomposer(splitter_factory())
-    if name == "rules":
-        from core.decompose_rules import RulesDecomposer
-
-        return RulesDecomposer()
-    if name == "llm":
-        from core.decompose_llm import LLMDecomposer
-        from models.llm import load_llm
-
-        return LLMDecomposer(load_llm(llm_spec))
-    raise InputError(f"unknown decomposer {name!r} (available: {', '.join(DECOMPOSERS)})")

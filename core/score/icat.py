@@ -1,9 +1,5 @@
-"""Answer-level scores from the research, as pure functions over claim verdicts.
+"""ICAT, as pure functions over claim verdicts (factual precision: core/score/precision.py).
 
-* **Factual precision** (FActScore; ICAT's factuality, seed 004 §5.3 and §6.5): supported
-  claims over checkable claims. Abstentions are counted apart, as FActScore does: an answer
-  with no checkable claim gets no precision (``None``, not 0) and is left out of the batch
-  mean, which is reported beside the share of answers that responded ("% responding").
 * **ICAT** (seed 004 §5.3): factuality S_fact = |V(C_r, K)| / |C_r|, coverage
   S_cov = |⋃_{c ∈ V} T(c) ∩ T(q)| / |T(q)| where **only supported (grounded) claims count**,
   and ICAT_β = (1 + β²)·F·C / (β²·F + C), β = 1 by default, 0 when F = C = 0. Dataset
@@ -19,8 +15,8 @@
   see :func:`align_by_embedding`].
 
 Everything here recomputes from stored rows: changing β or the aspect list never re-runs the
-verifier. Run-level helpers at the end read and write the ``scores`` table (kind ``icat``
-keeps aspects and alignment in its detail JSON, so no schema change is needed).
+verifier. The run-level helpers that read and write the ``scores`` table live in
+core/pipeline/stored.py (kind ``icat`` keeps aspects and alignment in its detail JSON).
 """
 
 from __future__ import annotations
@@ -35,90 +31,10 @@ import numpy as np
 
 from core.errors import InputError
 
-VERDICT_LABELS = ("supported", "refuted", "not_enough_info", "conflicting")
 MAX_ASPECTS = 10  # ICAT-A: "up to 10" subtopics (seed 004 §5.5)
 EMBED_THRESHOLD = 0.4  # cosine, claim ↔ "query: aspect" (all-MiniLM-L6-v2); see align_by_embedding
 ASPECT_ORIGINS = ("user", "llm", "source")
 ICAT_KIND = "icat"
-
-
-# --------------------------------------------------------------------------- factual precision
-
-
-def factual_precision(labels: Sequence[str]) -> float:
-    """Supported claims over checkable claims: FActScore's factual precision and ICAT's
-    factuality S_fact = |V(C_r, K)| / |C_r| (seed 004 §5.3); 0 when there is no claim
-    (ICAT's convention; :func:`answer_precision` gives FActScore's ``None`` instead)."""
-    return sum(label == "supported" for label in labels) / len(labels) if labels else 0.0
-
-
-@dataclass(frozen=True)
-class ClaimOutcome:
-    """What a score needs of one claim: checkable or not (and why), and its verdict."""
-
-    checkable: bool
-    verdict: str | None  # one of VERDICT_LABELS; None while not verified
-    note: str | None = None  # why not checkable: "abstention", "question", "opinion", "advice"…
-
-
-@dataclass(frozen=True)
-class AnswerPrecision:
-    """FActScore for one answer. ``precision`` is None when the answer has no verified
-    checkable claim (it abstained, or only said uncheckable things): FActScore scores only
-    responding answers and reports the abstention rate apart (FActScore §3.3; seed 002 §3.5)."""
-
-    precision: float | None
-    supported: int
-    checkable: int  # checkable claims with a verdict: the denominator
-    pending: int  # checkable claims not verified yet (left out until they are)
-    abstentions: int  # claims noted "abstention" ("I'm sorry, I cannot…")
-    not_checkable: int  # every claim that is not checkable, abstentions included
-    verdicts: dict[str, int]
-
-    @property
-    def abstained(self) -> bool:
-        return self.precision is None
-
-
-def answer_precision(claims: Iterable[ClaimOutcome]) -> AnswerPrecision:
-    claims = list(claims)
-    labels = [c.verdict for c in claims if c.checkable and c.verdict]
-    pending = sum(1 for c in claims if c.checkable and not c.verdict)
-    supported = labels.count("supported")
-    return AnswerPrecision(
-        precision=supported / len(labels) if labels else None,
-        supported=supported,
-        checkable=len(labels),
-        pending=pending,
-        abstentions=sum(1 for c in claims if not c.checkable and c.note == "abstention"),
-        not_checkable=sum(1 for c in claims if not c.checkable),
-        verdicts={v: labels.count(v) for v in VERDICT_LABELS},
-    )
-
-
-@dataclass(frozen=True)
-class BatchPrecision:
-    """Over a batch of answers (FActScore's reporting): ``mean`` = macro mean of per-answer
-    precision over the answers that responded; ``responding`` = their share; ``micro`` =
-    all supported / all checkable claims (labelled apart: long answers weigh more)."""
-
-    mean: float | None
-    micro: float | None
-    responding: float
-    answers: int
-    abstained: int
-
-
-def batch_precision(answers: Sequence[AnswerPrecision]) -> BatchPrecision:
-    scored = [a.precision for a in answers if a.precision is not None]
-    checkable = sum(a.checkable for a in answers)
-    return BatchPrecision(
-        mean=sum(scored) / len(scored) if scored else None,
-        micro=sum(a.supported for a in answers) / checkable if checkable else None,
-        responding=len(scored) / len(answers) if answers else 0.0,
-        answers=len(answers),
-        abstained=len(answers) - len(scored),
-    )
 
 
 # --------------------------------------------------------------------------- ICAT
@@ -478,11 +394,6 @@ def align_by_source_labels(claim_doc_labels: Mapping[int, Iterable[str]], aspect
 # --------------------------------------------------------------------------- runs (stored rows)
 
 
-def run_outcomes(results: Sequence[Mapping]) -> list[ClaimOutcome]:
-    """``store.runs.run_results`` rows → :class:`ClaimOutcome` (checkable, verdict, note)."""
-    return [ClaimOutcome(bool(r["checkable"]), r.get("verdict"), r.get("note")) for r in results]
-
-
 def icat_from_detail(detail: Mapping, results: Sequence[Mapping], beta: float | None = None) -> dict:
     """Recompute ICAT from a stored ``icat`` detail (aspects + alignment, by claim idx) and
     the run's current verdicts; no model call. Claims = the checkable, verified ones."""
@@ -510,25 +421,7 @@ def icat_detail(query: str | None, aspects: Sequence[Aspect], alignment: Alignme
     return icat_from_detail(base, results)
 
 
-def run_scores(results: Sequence[Mapping], stored: Mapping[str, Mapping]) -> dict[str, tuple[float | None, dict]]:
-    """Every score kind computable for a run from its stored rows: ``factual_precision``
-    always; ``icat`` when aspects and an alignment were stored for it. kind → (value, detail)."""
-    fp = answer_precision(run_outcomes(results))
-    detail = {
-        "factual_precision": fp.precision,
-        "claims": len(results), "checkable": sum(1 for r in results if r["checkable"]),
-        "verdicts": fp.verdicts, "supported": fp.supported, "verified": fp.checkable, "pending": fp.pending,
-        "abstentions": fp.abstentions, "not_checkable": fp.not_checkable, "abstained": fp.abstained,
-    }
-    out: dict[str, tuple[float | None, dict]] = {"factual_precision": (fp.precision, detail)}
-    icat = (stored.get(ICAT_KIND) or {}).get("detail")
-    if icat and icat.get("aspects") is not None:
-        d = icat_from_detail(icat, results)
-        out[ICAT_KIND] = (d["icat"], d)
-    return out
-
-
-# --------------------------------------------------------------------------- runs (database)
+# --------------------------------------------------------------------------- the LLM as a JSON generator
 
 
 class LLMJSONAdapter:
@@ -552,70 +445,3 @@ class LLMJSONAdapter:
             return self.llm.generate_json([("user", neutralise(prompt))], schema, max_tokens=self.max_tokens)
         except LLMOutputError as exc:
             raise ModelError(f"the LLM's ICAT answer is unusable: {exc}") from exc
-
-
-def _doc_aspect_labels(meta_json: str | None) -> list[str]:
-    """A document's aspect labels: ``meta["aspects"]`` (a list, e.g. from a JSONL source), else
-    its ``meta["topic"]`` (wiki-vital's coarse category: Arts, History, …)."""
-    meta = json.loads(meta_json) if meta_json else {}
-    if not isinstance(meta, dict):
-        return []
-    labels = meta.get("aspects")
-    if isinstance(labels, list):
-        return [str(x) for x in labels]
-    return [meta["topic"]] if isinstance(meta.get("topic"), str) else []
-
-
-def run_source_labels(db: Any, run_id: int, threshold: float = 0.5) -> tuple[list[str], dict[int, list[str]]]:
-    """ICAT-M inputs from stored rows: every aspect label (``documents.meta["aspects"]``) of
-    the documents retrieved for the run, and for each claim idx the labels of the first
-    retrieved document (by rank) with a grounded unit entailing it, P(entail) > 0.5 (seed
-    004 §5.2 and §5.4)."""
-    rows = db.execute(
-        """SELECT c.idx, e.rank, d.meta,
-                  (SELECT max(j.p_entailment) FROM judgements j WHERE j.evidence_id = e.id AND j.grounded = 1)
-           FROM claims c JOIN evidence e ON e.claim_id = c.id JOIN passages p ON p.id = e.passage_id
-           JOIN documents d ON d.id = p.document_id WHERE c.run_id = ? ORDER BY c.idx, e.rank""",
-        [run_id],
-    ).fetchall()
-    every: list[str] = []
-    first: dict[int, list[str]] = {}
-    for idx, _rank, meta, p_ent in rows:
-        labels = _doc_aspect_labels(meta)
-        every.extend(labels)
-        if idx not in first and p_ent is not None and p_ent > threshold:
-            first[idx] = labels
-    return every, first
-
-
-def set_run_icat(
-    db: Any, run_id: int, aspects: Sequence[Aspect], *, method: str = "embedding", query: str | None = None,
-    beta: float = 1.0, encode: Callable[[list[str]], np.ndarray] | None = None, llm: JSONGenerator | None = None,
-    threshold: float = EMBED_THRESHOLD,
-) -> dict:
-    """Align the run's checkable claims to ``aspects`` (``embedding`` | ``llm`` | ``source``),
-    store the ``icat`` score (inputs and values in its detail) and return the detail. Later
-    :meth:`core.pipeline.Pipeline.score` calls recompute it from the stored alignment."""
-    from store import runs as rq
-    from store.db import write_tx
-
-    check_beta(beta)
-    rows = [r for r in rq.run_results(db, run_id) if r["checkable"] and r.get("verdict")]
-    texts = [r["text"] for r in rows]
-    if method == "embedding":
-        if encode is None:
-            raise InputError("the embedding alignment needs an embedder")
-        al = align_by_embedding(encode, aspects, texts, query=query, threshold=threshold)
-    elif method == "llm":
-        if llm is None:
-            raise InputError("the LLM alignment needs an LLM (--llm)")
-        al = align_llm(llm, query or "", aspects, texts, [r["verdict"] == "supported" for r in rows])
-    elif method == "source":
-        _, first = run_source_labels(db, run_id)
-        al = align_by_source_labels({i: first.get(r["idx"], []) for i, r in enumerate(rows)}, aspects)
-    else:
-        raise InputError(f"unknown alignment method {method!r} (embedding, llm or source)")
-    detail = icat_detail(query, aspects, al, rows, beta)
-    with write_tx(db):
-        rq.set_score(db, run_id, ICAT_KIND, detail["icat"], detail)
-    return detail

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from core.decompose import Claim, Decomposer
+from core.decompose.base import Claim, Decomposer
 
 _MARKER = re.compile(r"\s*\[(\d+(?:\s*[-–,]\s*\d+)*)\]")
 _REFERENCE = re.compile(r"^\s*\[(\d+)\]\s*(.+?)\s*$")

@@ -31,26 +31,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.evaluate.metrics import apply_temperature
-from core.injection import strip_instructions
-from models.nli import CONTRADICT, ENTAIL, CrossEncoderNLI
+from core.verify.base import Thresholds
+from core.verify.calibration import apply_temperature
+from core.verify.injection import strip_instructions
+from models.nli import CONTRADICT, ENTAIL, NLIModel
 
 VERDICTS = ("supported", "refuted", "not_enough_info", "conflicting")
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """Verdict thresholds. Defaults chosen on dev data: ``claimscope eval verdicts`` on
-    Climate-FEVER claims (fitted on a seed-0 half, 153 claims; held-out macro-F1 over the
-    four verdicts 0.367 vs 0.283 with ICAT's plain 0.5 / 0.5 and conflict 0.8;
-    benchmarks/results/verdicts_climate_fever.json). ICAT's own score keeps P > 0.5."""
-
-    support: float = 0.60
-    refute: float = 0.65
-    conflict: float = 0.65
-    temperature: float = 1.0  # applied to the NLI probabilities before the thresholds
-    max_set_size: int = 3  # seed 003: ≤ 3 evidence sentences per judgement
-    set_candidates: int = 5  # sentences considered for multi-sentence sets
 
 
 @dataclass(frozen=True)
@@ -101,7 +87,7 @@ class Verifier:
 
     def __init__(
         self,
-        nli: CrossEncoderNLI,
+        nli: NLIModel,
         thresholds: Thresholds | None = None,
         subject_terms: Callable[[str], set[str]] | None = None,
     ) -> None:
@@ -120,7 +106,7 @@ class Verifier:
 
     def _judge(self, claim: str, units: Sequence[EvidenceUnit]) -> list[Judgement]:
         """NLI on each unit with instructions planted in the evidence stripped first
-        (core/injection.py); a unit that was nothing but such text is not judged."""
+        (core/verify/injection.py); a unit that was nothing but such text is not judged."""
         premises = [strip_instructions(u.text).text for u in units]
         kept = [(u, p) for u, p in zip(units, premises, strict=True) if p.strip()]
         if not kept:

@@ -16,16 +16,16 @@ from typing import Any
 
 import sqlite_utils
 
-from core.characteristics import parse_partial_date
-from core.citations import CitedClaim, decompose_cited
-from core.decompose import Claim, Decomposer
+from core.decompose.base import Claim, Decomposer
+from core.decompose.citations import CitedClaim, decompose_cited
+from core.diagnostics.characteristics import parse_partial_date
 from core.errors import InputError, NotFoundError
-from core.expand import Expander, Expansion
-from core.leakage import LeakageResult, Premise, audit
-from core.retrieve import Hit, Searcher
-from core.score import factual_precision as factual_precision  # re-exported: its old home
+from core.pipeline.stored import expand_cached, store_claim_result
+from core.retrieve.expand import Expander, Expansion
+from core.retrieve.leakage import LeakageResult, Premise, audit
+from core.retrieve.searcher import Hit, Searcher
 from core.score import run_scores
-from core.verify import ClaimVerdict, PassageEvidence, Verifier
+from core.verify.verifier import ClaimVerdict, PassageEvidence, Verifier
 from store import cache
 from store import expansions as xq
 from store import runs as rq
@@ -68,40 +68,6 @@ def passage_evidence(hits: list[Hit]) -> list[PassageEvidence]:
         PassageEvidence(h.passage.id, h.rank, tuple(h.passage.sentence_texts()), h.passage.text, h.passage.title)
         for h in hits
     ]
-
-
-def _store_claim_result(
-    db: sqlite_utils.Database, claim_id: int, hits: list[Hit], verdict: ClaimVerdict, mode: str, nli_id: str,
-    thresholds: dict,
-) -> dict[int, int]:
-    """Evidence (every retriever's score and rank), every judgement, the verdict; returns
-    passage id → evidence id. Caller holds the transaction."""
-    evidence_ids = rq.add_evidence(
-        db,
-        claim_id,
-        [
-            rq.EvidenceRow(
-                h.passage.id, h.rank, h.scores.get(mode), h.scores.get("bm25"), h.ranks.get("bm25"),
-                h.scores.get("dense"), h.ranks.get("dense"),
-            )
-            for h in hits
-        ],
-    )
-    deciding_id = None
-    for j in verdict.judgements:
-        jid = rq.add_judgement(
-            db, claim_id, evidence_ids[j.unit.passage_id], j.unit.kind, j.unit.sentences, j.unit.text, j.probs,
-            nli_id, j.window, j.n_windows, j.grounded,
-        )
-        if j is verdict.deciding:
-            deciding_id = jid
-    d = verdict.deciding
-    rq.add_verdict(
-        db, claim_id, verdict.label, verdict.support, nli_id, evidence_ids[d.unit.passage_id] if d else None,
-        deciding_id, d.probs if d else None, thresholds,
-    )
-    rq.set_claim_status(db, claim_id, "done")
-    return evidence_ids
 
 
 def audit_premises(hits: list[Hit], verdict: ClaimVerdict) -> list[Premise]:
@@ -276,7 +242,7 @@ class Pipeline:
         try:
             if self.expander is not None:
                 self._emit(listener, run_id, "progress", {"idx": idx, "stage": "expanding"}, claim_id)
-                expansion = self.expander.expand(text, self.db)
+                expansion = expand_cached(self.db, self.expander, text)
             self._emit(listener, run_id, "progress", {"idx": idx, "stage": "retrieving"}, claim_id)
             hits = self.searcher.search(text, k=self.k, mode=self.mode, sources=self.sources, expansion=expansion)
             if not hits:
@@ -296,7 +262,7 @@ class Pipeline:
             found["expansion_matched"] = leak.matched
         ready = {"idx": idx, "label": verdict.label, "support": verdict.support}
         with write_tx(self.db):
-            evidence_ids = _store_claim_result(
+            evidence_ids = store_claim_result(
                 self.db, claim_id, hits, verdict, self.mode, self.verifier.nli.ref.model_id, asdict(self.verifier.t)
             )
             if expansion is not None:
@@ -316,7 +282,7 @@ class Pipeline:
         if hit is None or hit["claim_id"] == claim_id:
             return None
         with write_tx(self.db):
-            if not cache.copy_claim_result(self.db, hit["claim_id"], claim_id):
+            if not rq.copy_claim_result(self.db, hit["claim_id"], claim_id):
                 return None
             rq.set_claim_status(self.db, claim_id, "done")
             label, support = self.db.execute(
@@ -363,7 +329,7 @@ class Pipeline:
         return self.score(run_id, listener)
 
     def score(self, run_id: int, listener: Listener | None = None) -> dict:
-        """Recompute every score the run's stored rows allow (core/score.py: factual precision
+        """Recompute every score the run's stored rows allow (core/score/icat.py: factual precision
         always, None when the answer only abstained; ICAT when aspects were set for the run),
         store each kind, and return factual precision's detail plus the other kinds' values.
         No model call: a new β or a changed verdict only re-reads rows."""
@@ -402,7 +368,7 @@ def verify_claim(
     verify, audit the expansion, store in one transaction."""
     if not claim.strip():
         raise InputError("the claim is empty")
-    expansion = expander.expand(claim, db) if expander is not None else None
+    expansion = expand_cached(db, expander, claim) if expander is not None else None
     hits = searcher.search(claim, k=k, mode=mode, sources=sources, expansion=expansion)
     verdict = verifier.verify(claim, passage_evidence(hits))
     leak = None
@@ -420,7 +386,7 @@ def verify_claim(
         run_id = rq.create_run(db, claim, config)
         rq.add_manifest(db, run_id, manifests, thresholds)
         claim_id = rq.add_claim(db, run_id, 0, claim, (0, len(claim)))
-        evidence_ids = _store_claim_result(db, claim_id, hits, verdict, mode, nli_id, thresholds)
+        evidence_ids = store_claim_result(db, claim_id, hits, verdict, mode, nli_id, thresholds)
         if expansion is not None:
             xq.add_expansion(db, claim_id, expansion, leak, evidence_ids)
         rq.add_event(db, run_id, "verdict_ready", {"idx": 0, "label": verdict.label, "support": verdict.support}, claim_id)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.decompose import Claim
+from core.decompose.base import Claim
 from models.registry import EMBEDDED_SPACY, ModelError
 
 _ABSTAIN = re.compile(

@@ -6,7 +6,7 @@
   default) in a FAISS index; the query is the claim text without any prefix (seed 004 §5.4).
 - Hybrid: reciprocal-rank fusion, score(d) = Σ_r 1 / (k + rank_r(d)) with k = 60 and 1-based
   ranks (Cormack, Clarke & Büttcher 2009), over the top ``depth`` of each retriever.
-- HyDE / Query2doc (seed 000, core/expand.py): dense retrieval with the mean of the claim's
+- HyDE / Query2doc (seed 000, core/retrieve/expand.py): dense retrieval with the mean of the claim's
   and the pseudo-documents' embeddings / BM25 with the claim × 5 plus the pseudo-document.
   The expansion only shapes the query: the best sentence of each hit is still chosen
   against the claim, and the verifier only ever sees retrieved passages.
@@ -22,8 +22,8 @@ import numpy as np
 import sqlite_utils
 
 from core.errors import InputError
-from core.expand import Expansion, hyde_vector, query2doc_query
-from core.index import require_source, vector_index
+from core.ingest.index import require_source, vector_index
+from core.retrieve.expand import Expansion, hyde_vector, query2doc_query
 from core.text import content_words, fts_match_query
 from models.embed import Embedder
 from store import sources as sq
@@ -101,8 +101,8 @@ def rank_expanded(
     encode: Callable[[list[str]], np.ndarray], *, depth: int = 100, rrf_k: int = 60,
 ) -> Ranked:
     """The ranking of an expanded query (seed 000 §3.2). HyDE: dense search with
-    :func:`~core.expand.hyde_vector` of the claim and its documents. Query2doc: BM25 over
-    :func:`~core.expand.query2doc_query`, keeping every word occurrence (query-term
+    :func:`~core.retrieve.expand.hyde_vector` of the claim and its documents. Query2doc: BM25 over
+    :func:`~core.retrieve.expand.query2doc_query`, keeping every word occurrence (query-term
     frequency). The paper uses one document; with several, each document's Query2doc
     ranking is fused by RRF (a [derived] choice; HyDE's mean already covers N > 1)."""
     if expansion.method == "hyde":
@@ -178,7 +178,7 @@ class Searcher:
         self, query: str, mode: str, k: int, sources: Sequence[str] | None = None, expansion: Expansion | None = None,
     ) -> dict[str, Ranked]:
         """Raw rankings: ``{"bm25": …, "dense": …, "hybrid": …}`` as the mode needs; the
-        expansion modes need the claim's :class:`~core.expand.Expansion`."""
+        expansion modes need the claim's :class:`~core.retrieve.expand.Expansion`."""
         if mode not in MODES:
             raise InputError(f"unknown retrieval mode {mode!r} (use {', '.join(MODES)})")
         if not query.strip():

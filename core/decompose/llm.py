@@ -40,8 +40,8 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
-from core.decompose import Claim, Decomposer
-from core.decompose_rules import check_worthiness
+from core.decompose.base import Claim, Decomposer
+from core.decompose.rules import check_worthiness
 from core.text import STOPWORDS, words
 from models.llm import FENCE_RULE, LLMOutputError, Message, fence
 from models.registry import ModelError
@@ -276,6 +276,6 @@ def _default_nlp():
 
 
 def _default_fallback() -> Decomposer:
-    from core.decompose_rules import RulesDecomposer
+    from core.decompose.rules import RulesDecomposer
 
     return RulesDecomposer()

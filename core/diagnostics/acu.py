@@ -33,7 +33,7 @@ so nothing inside them can fake a chat turn or end its fence (models/llm.py).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -426,37 +426,3 @@ class ContextUsageScorer:
     def manifest(self) -> dict[str, Any]:
         return {**self.llm.manifest(), "shots": self.shots, "prompt_version": PROMPT_VERSION,
                 "answer_variants": {t: list(v) for t, v in ANSWER_VARIANTS.items()}}
-
-
-# ------------------------------------------------------------------ a stored claim's evidence
-
-
-def score_stored_claim(
-    db: Any, claim_id: int, scorer: ContextUsageScorer,
-    on_scored: Callable[[int, ContextUsage], None] | None = None,
-) -> list[tuple[int, ContextUsage]]:
-    """ACU of every evidence passage of a verified claim, best-ranked first, each stored in
-    ``context_usage`` in its own transaction as soon as it is scored (an interrupted scoring
-    keeps what it finished). The stance is the verifier's: :func:`stance_from_nli` of the
-    passage's most decisive judgement (``stance_source`` = verifier). ``on_scored`` is told
-    each (evidence id, result) as it lands."""
-    from store import context_usage as cq
-    from store.db import write_tx
-    from store.inspect import claim_view
-
-    view = claim_view(db, claim_id)
-    if view is None:
-        raise InputError(f"no claim {claim_id}")
-    out = []
-    for ev in view.evidence:
-        best = ev.best()
-        if best is None:
-            continue
-        usage = scorer.score(view.text, ev.text, stance_from_nli(best.probs))
-        with write_tx(db):
-            cq.put(db, claim_id, ev.id, usage, model=scorer.llm.manifest(), shots=scorer.shots,
-                   stance_source="verifier")
-        out.append((ev.id, usage))
-        if on_scored is not None:
-            on_scored(ev.id, usage)
-    return out

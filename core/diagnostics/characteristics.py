@@ -13,7 +13,7 @@ Not here: perplexity (needs a causal LM per evidence; a separate, optional step)
 
 Where the paper leaves details open, the DRUID code ([repo], copenlu/context-utilisation-for-RAG,
 src/property_detection/) decides; where claimscope differs from it, the docstring says so and
-why. Everything here is deterministic and offline; the data files live in ``core/data/`` and
+why. Everything here is deterministic and offline; the data files live in ``core/diagnostics/data/`` and
 are loaded with :mod:`importlib.resources` (package data).
 
 **Tokeniser.** One word tokeniser, :func:`words`, serves Jaccard, claim overlap and "repeats
@@ -153,8 +153,8 @@ def read_list(text: str, *, inline_comments: bool = False) -> list[str]:
 
 
 def data_text(name: str) -> str:
-    """A file shipped in ``core/data/`` (package data, so it works from a wheel too)."""
-    return resources.files("core").joinpath("data", name).read_text(encoding="utf-8")
+    """A file shipped in ``core/diagnostics/data/`` (package data, so it works from a wheel too)."""
+    return resources.files("core.diagnostics").joinpath("data", name).read_text(encoding="utf-8")
 
 
 # ------------------------------------------------------------------ phrase matching
@@ -350,7 +350,7 @@ def external_source_cues(text: str, lexicons: Lexicons | None = None) -> tuple[s
     """Rule-based cues that the text refers to an external source (seed 001 §4.1 "Refers to
     external source"; 40.55 % of DRUID evidence by the paper's LLM). The paper asked an LLM
     (App. H; :func:`external_source_probability` does that locally); the cue list
-    (``core/data/external_source_cues.txt``) is the cheap, explainable default built from the
+    (``core/diagnostics/data/external_source_cues.txt``) is the cheap, explainable default built from the
     prompt's own examples ('a study', '[1]', 'the BBC', a news channel)."""
     return (lexicons or Lexicons.load()).source_cues.find(text)
 
@@ -529,7 +529,7 @@ class DomainLists:
 
 
 def load_domain_lists(user_dir: Path | None = None) -> DomainLists:
-    """The fact-check and unreliable site lists. The defaults ship in ``core/data/``; a
+    """The fact-check and unreliable site lists. The defaults ship in ``core/diagnostics/data/``; a
     ``factcheck_domains.txt`` or ``unreliable_domains.txt`` in ``user_dir`` REPLACES the
     corresponding default (it does not add to it — copy the default first to extend it).
     '#' comments and blank lines are ignored; entries are lower-cased."""

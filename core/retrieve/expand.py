@@ -32,7 +32,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
-import sqlite_utils
 
 from core.errors import InputError
 
@@ -136,33 +135,25 @@ class Expander:
 
         return [("user", PRESETS[self.preset].format(claim=neutralise(claim.strip())))]
 
-    def expand(self, claim: str, db: sqlite_utils.Database | None = None) -> Expansion:
-        """The claim's pseudo-documents; from the stage cache of ``db`` when the same model,
-        prompt and parameters expanded the same claim before (then ``cached`` is True)."""
-        if not claim.strip():
-            raise InputError("the claim to expand is empty")
-        from store import cache
-        from store.db import write_tx
-
-        key = cache.key_of(self.config())
-        if db is not None:
-            hit = cache.get(db, "expand", key, claim)
-            if hit is not None:
-                return self._expansion(claim, hit["documents"], hit["seconds"], cached=True)
-        t0 = time.perf_counter()
-        docs = [
+    def generate(self, claim: str) -> list[str]:
+        """The claim's ``n`` pseudo-documents, freshly generated (seed ``seed·1000 + k``)."""
+        return [
             self.llm.generate(
                 self.messages(claim), max_tokens=self.params.max_tokens, temperature=self.params.temperature,
                 top_p=self.params.top_p, seed=self.params.seed * 1000 + k,
             ).strip()
             for k in range(self.params.n)
         ]
-        seconds = time.perf_counter() - t0
-        if db is not None:
-            with write_tx(db):
-                cache.put(db, "expand", key, claim, {"documents": docs, "seconds": seconds})
-        return self._expansion(claim, docs, seconds, cached=False)
 
-    def _expansion(self, claim: str, docs: Sequence[str], seconds: float, cached: bool) -> Expansion:
+    def expand(self, claim: str) -> Expansion:
+        """The claim's pseudo-documents, generated now (``cached`` False). Stage code never
+        touches the database: core.pipeline.stored.expand_cached reuses a stored generation."""
+        if not claim.strip():
+            raise InputError("the claim to expand is empty")
+        t0 = time.perf_counter()
+        docs = self.generate(claim)
+        return self.expansion(claim, docs, time.perf_counter() - t0, cached=False)
+
+    def expansion(self, claim: str, docs: Sequence[str], seconds: float, cached: bool) -> Expansion:
         return Expansion(self.method, self.preset, claim, tuple(docs), self.llm.ref.manifest(), self.params,
                          seconds, cached)

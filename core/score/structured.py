@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.citations import find_markers, strip_markers
-from core.decompose import Decomposer
+from core.decompose.base import Decomposer
+from core.decompose.citations import find_markers, strip_markers
 from core.errors import InputError
-from core.verify import PassageEvidence, Verifier
+from core.verify.verifier import PassageEvidence, Verifier
 from models.nlp import SentenceSplitter
 
 RULES = ("mean", "product")

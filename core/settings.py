@@ -1,8 +1,16 @@
-"""User settings: database location, model specs, retrieval defaults.
+"""User settings: database location, model specs, retrieval defaults — one model.
 
 Precedence (highest first): command-line options, environment variables, the TOML file in
 the user config dir (``claimscope.toml``), built-in defaults. Only this module reads the
-config file.
+config file; every CLI option that has a setting defaults to it (the option's default is
+None, resolved here), so what the TOML file says reaches ``claimscope check``.
+
+The file is grouped in sections (:data:`SECTIONS`: ``[run]``, ``[models]``, ``[index]``,
+``[retrieval]``, ``[expansion]``, ``[thresholds]``, ``[ui]``); the flat keys of earlier
+versions (``top_k = 5`` at the top) are still read, and the next save writes them in their
+section. Choices and ranges are checked in one place, :func:`validate`, for the file, the
+CLI and the TUI's settings screen alike. The verdict thresholds' defaults live only in
+core.verify.base.Thresholds.
 """
 
 from __future__ import annotations
@@ -13,7 +21,13 @@ import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
+from core.decompose import DECOMPOSERS
 from core.errors import InputError
+from core.retrieve.expand import PRESETS
+from core.retrieve.searcher import MODES
+from core.verify.base import Thresholds
+
+_T = Thresholds()
 
 ENV_DB = "CLAIMSCOPE_DB"
 ENV_CONFIG = "CLAIMSCOPE_CONFIG"
@@ -70,24 +84,83 @@ class Settings:
     expansion_n: int = 1
     expansion_max_tokens: int = 512
     sources: tuple[str, ...] = ()  # empty: every source in the database
-    support_threshold: float = 0.60  # core.verify.Thresholds defaults (fitted on dev data)
-    refute_threshold: float = 0.65
-    conflict_threshold: float = 0.65
+    support_threshold: float = _T.support  # defaults defined once, in core.verify.base.Thresholds
+    refute_threshold: float = _T.refute
+    conflict_threshold: float = _T.conflict
     grounding: bool = True
     theme: str = "claimscope-dark"
     keymap: dict = field(default_factory=dict)  # binding id → keys, e.g. {"run": "ctrl+r"}
 
     def with_overrides(self, **kw) -> Settings:
-        return replace(self, **{k: v for k, v in kw.items() if v is not None})
+        """These values (None: keep the setting), checked like the file's (:func:`validate`)."""
+        return validate(replace(self, **{k: v for k, v in kw.items() if v is not None}))
+
+    def thresholds(self) -> Thresholds:
+        return Thresholds(support=self.support_threshold, refute=self.refute_threshold,
+                          conflict=self.conflict_threshold)
 
 
 _KINDS = {f.name: f.type for f in fields(Settings)}
-# Settings whose value must be one of a few names (checked on load, so a typo in the TOML
-# file is reported with the file instead of failing later inside a run).
-CHOICES = {
-    "mode": ("bm25", "dense", "hybrid", "hyde", "query2doc"),
-    "hyde_prompt": ("encyclopedic", "scientific", "factcheck"),
+# Settings whose value must be one of a few names, read from the stages' registries (checked
+# on load, so a typo in the TOML file is reported with the file instead of failing later).
+CHOICES: dict[str, tuple[str, ...]] = {
+    "mode": MODES,
+    "decomposer": DECOMPOSERS,
+    "hyde_prompt": tuple(k for k in PRESETS if k != "query2doc"),  # Query2doc has its own prompt
 }
+# Inclusive ranges of the numeric settings.
+RANGES: dict[str, tuple[float, float]] = {
+    "top_k": (1, 100),
+    "rrf_k": (1, 10_000),
+    "chunk_words": (8, 4096),
+    "chunk_overlap": (0, 4095),
+    "expansion_n": (1, 16),
+    "expansion_max_tokens": (1, 4096),
+    "support_threshold": (0.0, 1.0),
+    "refute_threshold": (0.0, 1.0),
+    "conflict_threshold": (0.0, 1.0),
+}
+# The file's sections: section → {key in the section: Settings field}. ``db_path`` stays at
+# the top. A flat key (the field name at the top level) is read too: older files have them.
+SECTIONS: dict[str, dict[str, str]] = {
+    "run": {"decomposer": "decomposer", "verifier": "verifier", "mode": "mode", "top_k": "top_k",
+            "sources": "sources", "grounding": "grounding"},
+    "models": {"embedder": "embedder", "device": "device", "llm": "llm"},
+    "index": {"chunk_words": "chunk_words", "chunk_overlap": "chunk_overlap"},
+    "retrieval": {"rrf_k": "rrf_k"},
+    "expansion": {"hyde_prompt": "hyde_prompt", "n": "expansion_n", "max_tokens": "expansion_max_tokens"},
+    "thresholds": {"support": "support_threshold", "refute": "refute_threshold", "conflict": "conflict_threshold"},
+    "ui": {"theme": "theme", "keymap": "keymap"},
+}
+_SECTION_OF = {name: (section, key) for section, keys in SECTIONS.items() for key, name in keys.items()}
+
+
+def _label(name: str) -> str:
+    """How the file spells a setting: ``run.top_k``, ``thresholds.support``, ``db_path``."""
+    section, key = _SECTION_OF.get(name, (None, name))
+    return f"{section}.{key}" if section else name
+
+
+def check_value(name: str, value) -> None:
+    """InputError when ``value`` is not one of the setting's choices or outside its range."""
+    if name in CHOICES and value not in CHOICES[name]:
+        raise InputError(f"setting {_label(name)!r} must be one of {', '.join(CHOICES[name])}, got {value!r}")
+    if name in RANGES:
+        lo, hi = RANGES[name]
+        if not lo <= value <= hi:
+            raise InputError(f"setting {_label(name)!r} must be between {lo:g} and {hi:g}, got {value!r}")
+    if name in ("verifier", "llm", "embedder") and not str(value).strip():
+        raise InputError(f"setting {_label(name)!r} must not be empty")
+
+
+def validate(settings: Settings) -> Settings:
+    """Every choice and range, and the one rule between two settings; returns ``settings``."""
+    for f in fields(Settings):
+        check_value(f.name, getattr(settings, f.name))
+    if settings.chunk_overlap >= settings.chunk_words:
+        raise InputError(f"setting 'index.chunk_overlap' ({settings.chunk_overlap}) must be below "
+                         f"'index.chunk_words' ({settings.chunk_words})")
+    return settings
 
 
 def _coerce(key: str, value, path: Path):
@@ -108,8 +181,10 @@ def _coerce(key: str, value, path: Path):
     expected = {"int": int, "float": (int, float), "bool": bool, "str": str}[kind]
     if (isinstance(value, bool) and kind != "bool") or not isinstance(value, expected):
         raise InputError(f"setting {key!r} must be of type {kind}, got {type(value).__name__}", path)
-    if key in CHOICES and value not in CHOICES[key]:
-        raise InputError(f"setting {key!r} must be one of {', '.join(CHOICES[key])}, got {value!r}", path)
+    try:
+        check_value(key, value)
+    except InputError as exc:
+        raise InputError(str(exc), path) from None
     return float(value) if kind == "float" else value
 
 
@@ -128,20 +203,21 @@ def _toml_value(value) -> str:
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> Path:
-    """Write every setting that differs from the default to the TOML file, atomically (a
-    temp file renamed over the old one), so a crash never leaves a half-written config."""
+    """Write every setting that differs from the default to the TOML file, in its section,
+    atomically (a temp file renamed over the old one), so a crash never leaves a half-written
+    config. A file with flat keys from an earlier version is rewritten in sections."""
     path = path or Path(os.environ.get(ENV_CONFIG) or default_config_path())
     defaults = Settings()
     lines = ["# claimscope settings (written by the app; edit freely)"]
-    keymap = {}
-    for f in fields(Settings):
-        value = getattr(settings, f.name)
-        if f.name == "keymap":
-            keymap = value
-        elif value != getattr(defaults, f.name):
-            lines.append(f"{f.name} = {_toml_value(value)}")
-    if keymap:
-        lines += ["", "[keymap]"] + [f"{json.dumps(k)} = {json.dumps(v)}" for k, v in sorted(keymap.items())]
+    if settings.db_path != defaults.db_path:
+        lines.append(f"db_path = {_toml_value(settings.db_path)}")
+    for section, keys in SECTIONS.items():
+        body = [f"{key} = {_toml_value(getattr(settings, name))}" for key, name in keys.items()
+                if name != "keymap" and getattr(settings, name) != getattr(defaults, name)]
+        if body:
+            lines += ["", f"[{section}]", *body]
+    if settings.keymap:
+        lines += ["", "[ui.keymap]"] + [f"{json.dumps(k)} = {json.dumps(v)}" for k, v in sorted(settings.keymap.items())]
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -168,13 +244,37 @@ def load_settings(config_path: Path | None = None) -> Settings:
             raise InputError(f"invalid TOML: {exc}", path) from None
         except UnicodeDecodeError as exc:
             raise InputError(f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", path) from None
-        known = {f.name: f for f in fields(Settings)}
-        for key, value in data.items():
-            if key not in known:
-                raise InputError(f"unknown setting {key!r} (known: {', '.join(known)})", path)
-            values[key] = _coerce(key, value, path)
+        values = _read_sections(data, path)
     if os.environ.get(ENV_DB):
         values["db_path"] = Path(os.environ[ENV_DB]).expanduser()
     if os.environ.get(ENV_EMBEDDER):
         values["embedder"] = os.environ[ENV_EMBEDDER]
-    return Settings(**values)
+    settings = Settings(**values)
+    try:
+        return validate(settings)
+    except InputError as exc:
+        raise InputError(str(exc), path) from None
+
+
+def _read_sections(data: dict, path: Path) -> dict:
+    """Field name → value from the file's sections and (older files) flat top-level keys; a
+    setting given both ways is refused rather than silently picking one."""
+    known = [f"{s}.{k}" for s, keys in SECTIONS.items() for k in keys] + ["db_path"]
+    flat_names = {f.name for f in fields(Settings)}
+    values: dict = {}
+    for key, value in data.items():
+        if key in SECTIONS and isinstance(value, dict):
+            for sub, v in value.items():
+                if sub not in SECTIONS[key]:
+                    raise InputError(f"unknown setting {key + '.' + sub!r} (known: {', '.join(known)})", path)
+                name = SECTIONS[key][sub]
+                if name in values:
+                    raise InputError(f"setting {_label(name)!r} is given twice (flat and in [{key}])", path)
+                values[name] = _coerce(name, v, path)
+        elif key in flat_names:  # a flat key of an earlier version: still read
+            if key in values:
+                raise InputError(f"setting {_label(key)!r} is given twice (flat and in its section)", path)
+            values[key] = _coerce(key, value, path)
+        else:
+            raise InputError(f"unknown setting {key!r} (known: {', '.join(known)})", path)
+    return values

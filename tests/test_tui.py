@@ -274,7 +274,7 @@ async def test_settings_are_saved_and_bad_models_reach_the_error_modal(workbench
         app.screen.query_one("#top_k", Input).value = "500"
         await pilot.press("ctrl+s")
         await pilot.pause()
-        assert "top-k must be between 1 and 100" in str(app.screen.query_one("#settings-error").render())
+        assert "'run.top_k' must be between 1 and 100" in str(app.screen.query_one("#settings-error").render())
         app.screen.query_one("#top_k", Input).value = "5"
         app.screen.query_one("#verifier", Input).value = str(tmp_path / "no-such-model")
         await pilot.press("ctrl+s")

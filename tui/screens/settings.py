@@ -14,7 +14,7 @@ from textual.widgets import Button, Input, Label, Select, Static, Switch
 from core.decompose import DECOMPOSERS
 from core.settings import CHOICES, Settings
 
-MODES = ("hybrid", "bm25", "dense", "hyde", "query2doc")  # the last two: LLM query expansion (seed 000)
+MODES = ("hybrid", *(m for m in CHOICES["mode"] if m != "hybrid"))  # hyde / query2doc: LLM query expansion
 HYDE_PROMPTS = CHOICES["hyde_prompt"]
 DEVICES = ("cpu", "cuda", "mps")
 
@@ -74,30 +74,31 @@ class SettingsScreen(ModalScreen[Settings | None]):
         self.dismiss(None)
 
     def collect(self) -> Settings:
-        """The edited settings; ValueError with a message naming the field when one is invalid."""
+        """The edited settings; ValueError with a message naming the field when one is invalid.
+        Choices and ranges are core.settings.validate's, the same as the file's and the CLI's."""
+        from core.errors import InputError
+        from core.settings import validate
+
         text = {w.id: w.value.strip() for w in self.query(Input)}
-        for key in ("verifier", "llm", "embedder"):
-            if not text[key]:
-                raise ValueError(f"{key} must not be empty")
         try:
             top_k = int(text["top_k"])
         except ValueError:
             raise ValueError("top-k must be a whole number") from None
-        if not 1 <= top_k <= 100:
-            raise ValueError("top-k must be between 1 and 100")
         numbers = {}
         for key in ("support_threshold", "refute_threshold", "conflict_threshold"):
             try:
                 numbers[key] = float(text[key])
             except ValueError:
                 raise ValueError(f"{key.replace('_', ' ')} must be a number") from None
-            if not 0.0 <= numbers[key] <= 1.0:
-                raise ValueError(f"{key.replace('_', ' ')} must be between 0 and 1")
         selects = {w.id: str(w.value) for w in self.query(Select)}
-        return replace(
+        edited = replace(
             self.settings, verifier=text["verifier"], llm=text["llm"], embedder=text["embedder"], top_k=top_k,
             grounding=self.query_one("#grounding", Switch).value, **numbers, **selects,
         )
+        try:
+            return validate(edited)
+        except InputError as exc:
+            raise ValueError(str(exc)) from None
 
     @on(Button.Pressed, "#save")
     def action_save(self) -> None:

@@ -1,0 +1,5 @@
+"""``python -m tui.cli``: the same as the ``claimscope`` console script."""
+
+from tui.cli import main
+
+main()

@@ -1,0 +1,254 @@
+"""``claimscope search | decompose | verify | check``: the stages from the command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tui.cli.options import (
+    EXPAND_LLM_HELP,
+    FROM_SETTINGS,
+    GROUNDING_HELP,
+    MODE_HELP,
+    PROMPT_HELP,
+    _check_inputs,
+    _db,
+    _expander,
+    _run_settings,
+    _searcher,
+    _settings,
+    _verifier,
+    _workbench,
+    raise_input,
+)
+from tui.cli.render import _print_check, print_expansion, print_hits, print_verdict
+from tui.cli.root import app
+
+# ---------------------------------------------------------------- search
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What to look for (a claim or question).")],
+    source: Annotated[
+        list[str] | None, typer.Option("--source", "-s", help="Source name (repeatable; default: all).")
+    ] = None,
+    mode: Annotated[str | None, typer.Option("--mode", "-m", help=MODE_HELP + FROM_SETTINGS)] = None,
+    k: Annotated[int, typer.Option("-k", min=1, max=1000, help="Number of passages.")] = 10,
+    prompt: Annotated[str | None, typer.Option("--prompt", help=PROMPT_HELP)] = None,
+    llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per passage on stdout.")] = False,
+) -> None:
+    """Ranked passages with title, each retriever's score and rank, and the best-matching
+    sentence. With --mode hyde / query2doc the LLM's pseudo-document is shown on stderr,
+    marked as generated: it shapes the query and is never evidence."""
+    from core.pipeline.stored import expand_cached
+    from core.settings import check_text_size
+
+    mode = mode or _settings(ctx).mode
+
+    check_text_size(query, "the query")
+    db = _db(ctx)
+    searcher = _searcher(ctx, db, source)
+    expander = _expander(ctx, mode, prompt, llm)
+    expansion = expand_cached(db, expander, query) if expander is not None else None
+    if expansion is not None:
+        print_expansion(expansion)
+    hits = searcher.search(query, k=k, mode=mode, sources=source, expansion=expansion)
+    print_hits(hits, mode, as_json, searcher)
+
+
+# ---------------------------------------------------------------- decompose
+
+
+@app.command()
+def decompose(
+    ctx: typer.Context,
+    text: Annotated[str | None, typer.Argument(help="The text to split into claims.")] = None,
+    decomposer: Annotated[
+        str | None, typer.Option(help="rules (atomic, decontextualised), sentence, or llm (GGUF model)." + FROM_SETTINGS)
+    ] = None,
+    jsonl: Annotated[Path | None, typer.Option(help="Batch: one JSON object per line with 'text' and optional 'id'; JSONL out.")] = None,
+    llm: Annotated[
+        str | None, typer.Option(help="GGUF model for --decomposer llm: embedded or a path to a .gguf file." + FROM_SETTINGS)
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per claim.")] = False,
+) -> None:
+    """Split a text into claims, each with its character span; questions, abstentions,
+    opinions and advice are kept but marked not checkable. With --jsonl, every input line
+    gives one output line per claim, tagged with the input's id."""
+    from rich.text import Text
+
+    from tui.console import err, out
+
+    if (text is None) == (jsonl is None):
+        raise_input("give either a text or --jsonl FILE")
+    if text is not None and not text.strip():
+        raise_input("the text is empty")
+    items = _check_inputs(text, None, jsonl)  # also refuses a text over the size limit
+    settings = _settings(ctx)
+    dec = _workbench(ctx, llm=llm).decomposer(decomposer or settings.decomposer)
+    for ext_id, body in items:
+        claims = dec.decompose(body)
+        for warning in getattr(dec, "warnings", []):
+            err.print(f"claimscope: warning: {'input ' + str(ext_id) + ': ' if ext_id else ''}{warning}", markup=False)
+        for c in claims:
+            if as_json or jsonl is not None:
+                obj = {"idx": c.idx, "text": c.text, "span": list(c.span), "checkable": c.checkable,
+                       "note": c.note, "context": c.context}
+                sys.stdout.write(json.dumps({"id": ext_id, **obj} if jsonl is not None else obj) + "\n")
+                continue
+            line = Text(f"{c.idx + 1:>3}. ")
+            line.append(c.text, style="" if c.checkable else "dim")
+            if not c.checkable:
+                line.append(f"  [not checkable: {c.note}]", style="yellow")
+            elif c.note:
+                line.append(f"  [{c.note}]", style="dim")
+            out.print(line)
+
+
+# ---------------------------------------------------------------- verify
+
+
+@app.command()
+def verify(
+    ctx: typer.Context,
+    claim: Annotated[str, typer.Argument(help="The claim to verify.")],
+    source: Annotated[
+        list[str] | None, typer.Option("--source", "-s", help="Source name (repeatable; default: all).")
+    ] = None,
+    mode: Annotated[str | None, typer.Option("--mode", "-m", help=MODE_HELP + FROM_SETTINGS)] = None,
+    k: Annotated[int | None, typer.Option("-k", min=1, max=100, help="Passages to verify against." + FROM_SETTINGS)] = None,
+    verifier: Annotated[
+        str | None, typer.Option(help="NLI model: embedded, a local folder or a cached HF id." + FROM_SETTINGS)
+    ] = None,
+    grounding: Annotated[bool | None, typer.Option(help=GROUNDING_HELP + FROM_SETTINGS)] = None,
+    prompt: Annotated[str | None, typer.Option("--prompt", help=PROMPT_HELP)] = None,
+    llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Verify one claim against a knowledge source: verdict, signed support score, evidence.
+    With --mode hyde / query2doc the expansion is audited for leakage against the evidence."""
+    from core.pipeline.runner import verify_claim
+    from core.settings import check_text_size
+
+    check_text_size(claim, "the claim")
+    s = _run_settings(ctx, mode=mode, top_k=k, verifier=verifier, grounding=grounding)
+    mode, k, verifier, grounding = s.mode, s.top_k, s.verifier, s.grounding
+    db = _db(ctx)
+    searcher = _searcher(ctx, db, source)
+    expander = _expander(ctx, mode, prompt, llm)
+    splitter = _workbench(ctx).splitter() if expander is not None else None
+    result = verify_claim(db, searcher, _verifier(ctx, verifier, grounding), claim, sources=source, k=k, mode=mode,
+                          expander=expander, splitter=splitter)
+    if result.expansion is not None and not as_json:
+        print_expansion(result.expansion, result.leakage.matched if result.leakage else None)
+    print_verdict(result, as_json)
+
+
+# ---------------------------------------------------------------- check
+
+CHECK_HELP = (
+    "Check a text: split it into claims, retrieve evidence for each, verify, score. "
+    "Give the text as an argument, or --file F, or --jsonl F (one object per line with "
+    "'text' and optional 'id'; one run per line). Results go to stdout (or --out), progress "
+    "to stderr. An interrupted run is kept: finish it with --resume RUN. Re-running the same "
+    "--jsonl file resumes it: a line whose id and text already have a run made with the same "
+    "settings reuses that run (finishing it if it was interrupted) instead of starting a new one. "
+    "A text (or batch line) over 100,000 characters is refused: split it. "
+    "Exit codes: 0 done, 2 bad input, 3 unknown run or source, 130 interrupted (resumable)."
+)
+
+
+@app.command(help=CHECK_HELP)
+def check(
+    ctx: typer.Context,
+    text: Annotated[str | None, typer.Argument(help="The text to check.")] = None,
+    file: Annotated[Path | None, typer.Option("--file", help="Read the text from this file.")] = None,
+    jsonl: Annotated[Path | None, typer.Option("--jsonl", help="Batch: JSONL with 'text' (and 'id').")] = None,
+    resume: Annotated[int | None, typer.Option("--resume", help="Finish an interrupted run.")] = None,
+    out_path: Annotated[Path | None, typer.Option("--out", help="Write JSONL results here.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table, json or jsonl.")] = "table",
+    source: Annotated[list[str] | None, typer.Option("--source", "-s", help="Source (repeatable).")] = None,
+    mode: Annotated[str | None, typer.Option("--mode", "-m", help=MODE_HELP + FROM_SETTINGS)] = None,
+    k: Annotated[int | None, typer.Option("-k", min=1, max=100, help="Passages per claim." + FROM_SETTINGS)] = None,
+    decomposer: Annotated[
+        str | None, typer.Option(help="Decomposer: rules (atomic claims), sentence or llm." + FROM_SETTINGS)
+    ] = None,
+    verifier: Annotated[
+        str | None, typer.Option(help="NLI model: embedded, a folder or a cached HF id." + FROM_SETTINGS)
+    ] = None,
+    grounding: Annotated[bool | None, typer.Option(help=GROUNDING_HELP + FROM_SETTINGS)] = None,
+    prompt: Annotated[str | None, typer.Option("--prompt", help=PROMPT_HELP)] = None,
+    llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
+    claim_date: Annotated[
+        str | None, typer.Option(help="When the text was written, YYYY[-MM[-DD]]: later evidence is flagged.")
+    ] = None,
+) -> None:
+    from core.pipeline.runner import Pipeline
+    from store import runs as rq
+    from tui.console import err, progress_bar
+
+    if fmt not in ("table", "json", "jsonl"):
+        raise_input(f"unknown format {fmt!r} (table, json or jsonl)")
+    given = [x is not None for x in (text, file, jsonl, resume)]
+    if sum(given) != 1:
+        raise_input("give exactly one of: TEXT, --file F, --jsonl F, --resume RUN")
+    inputs = _check_inputs(text, file, jsonl)
+    settings = _run_settings(ctx, mode=mode, top_k=k, decomposer=decomposer, verifier=verifier, grounding=grounding)
+    mode, k, decomposer, verifier, grounding = (settings.mode, settings.top_k, settings.decomposer, settings.verifier,
+                                                settings.grounding)
+    db = _db(ctx)
+    if resume is not None and rq.get_run(db, resume) is None:
+        from core.errors import NotFoundError
+
+        raise NotFoundError(f"no run {resume} in {settings.db_path}")
+    searcher = _searcher(ctx, db, source)
+    expander = _expander(ctx, mode, prompt, llm)
+    pipeline = Pipeline(
+        db, _workbench(ctx).decomposer(decomposer), searcher,
+        _verifier(ctx, verifier, grounding),
+        sources=source, k=k, mode=mode, expander=expander,
+        splitter=_workbench(ctx).splitter() if expander is not None else None,
+    )
+    sink = out_path.open("w", encoding="utf-8") if out_path else None
+    results = []
+    run_id = resume
+    try:
+        with progress_bar() as update:
+            def listen(event) -> None:
+                if event.kind == "run_started":
+                    update(f"run {event.run_id}", 0, event.payload["claims"])
+                elif event.kind == "verdict_ready":
+                    update(f"run {event.run_id}", 1, None)
+
+            for ext_id, body in inputs or [(None, None)]:
+                # A batch line already run with the same settings (an earlier, interrupted
+                # invocation) is resumed or reused, never started twice.
+                prior = rq.find_run(db, ext_id, rq.input_hash(body), pipeline.config()) if jsonl and body else None
+                run_id = resume if body is None else (
+                    prior.id if prior else pipeline.start(body, ext_id, listen, claim_date=claim_date))
+                if prior is not None:
+                    update(f"run {run_id}", 0, len(rq.run_claims(db, run_id)))
+                if prior is None or prior.status != "done":
+                    pipeline.resume(run_id, listen)
+                result = {
+                    "run_id": run_id, "id": rq.get_run(db, run_id).external_id,
+                    "claims": rq.run_results(db, run_id), "scores": rq.run_scores(db, run_id),
+                }
+                results.append(result)
+                if sink:
+                    sink.write(json.dumps(result) + "\n")
+                    sink.flush()
+    except KeyboardInterrupt:
+        err.print(f"interrupted: finish with `claimscope check --resume {run_id}`", markup=False)
+        raise typer.Exit(130) from None
+    finally:
+        if sink:
+            sink.close()
+    _print_check(results, fmt)

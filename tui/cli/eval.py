@@ -1,0 +1,288 @@
+"""``claimscope eval …``: every benchmark command in one place (quality and speed figures
+on public datasets, JSON reports under benchmarks/results/)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tui.cli.options import (
+    EXPAND_LLM_HELP,
+    GROUNDING_HELP,
+    _db,
+    _searcher,
+    _verifier,
+    _workbench,
+    _write_report,
+    raise_input,
+)
+from tui.cli.root import _state, eval_app
+
+# ---------------------------------------------------------------- eval
+
+
+@eval_app.command("retrieval")
+def eval_retrieval(
+    ctx: typer.Context,
+    claims: Annotated[Path, typer.Option(help="Claims JSONL (SciFact format).")],
+    corpus: Annotated[Path, typer.Option(help="Corpus JSONL (SciFact format).")],
+    dataset: Annotated[str, typer.Option(help="Dataset format: scifact.")] = "scifact",
+    modes: Annotated[
+        str, typer.Option(help="Comma-separated: bm25,dense,hybrid,hyde,query2doc.")
+    ] = "bm25,dense,hybrid",
+    k: Annotated[str, typer.Option("--k", help="Comma-separated cut-offs.")] = "5,10",
+    index_kinds: Annotated[
+        str, typer.Option(help="Dense index kinds to compare: flat (exact), hnsw.")
+    ] = "flat,hnsw",
+    limit: Annotated[int | None, typer.Option(help="Only the first N claims.")] = None,
+    llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
+    prompt: Annotated[str, typer.Option("--prompt", help="HyDE prompt preset (SciFact: scientific).")] = "scientific",
+    max_tokens: Annotated[int, typer.Option(min=1, max=2048, help="Expansion length cap (seed 000: 512).")] = 512,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
+) -> None:
+    """Document-level recall@k / ndcg@k of each retrieval mode, index build time and query
+    latency; hyde / query2doc also report the seconds each expansion took. With --db the
+    generated expansions are kept (stage cache) for `eval leakage` on the same database."""
+    from core.evaluate.retrieval import evaluate_retrieval, format_table
+    from core.retrieve.expand import ExpansionParams
+    from tui.console import progress_bar
+
+    if dataset != "scifact":
+        raise_input(f"unknown retrieval dataset {dataset!r} (supported: scifact)")
+    with progress_bar() as update:
+        report = evaluate_retrieval(
+            claims_path=claims,
+            corpus_path=corpus,
+            modes=[m.strip() for m in modes.split(",") if m.strip()],
+            ks=[int(x) for x in k.split(",") if x.strip()],
+            index_kinds=[x.strip() for x in index_kinds.split(",") if x.strip()],
+            embedder_factory=_workbench(ctx).embedder,
+            splitter_factory=_workbench(ctx).splitter,
+            db_path=_state(ctx).db_path,
+            limit=limit,
+            progress=update,
+            llm_factory=_workbench(ctx, llm=llm).llm,
+            hyde_prompt=prompt,
+            params=ExpansionParams(max_tokens=max_tokens),
+        )
+    sys.stdout.write(format_table(report) + "\n")
+    _write_report(report, json_out)
+
+
+@eval_app.command("leakage")
+def eval_leakage(
+    ctx: typer.Context,
+    claims: Annotated[Path, typer.Option(help="Claims JSONL (SciFact format, with gold evidence).")],
+    corpus: Annotated[Path, typer.Option(help="Corpus JSONL (SciFact format).")],
+    methods: Annotated[str, typer.Option(help="Comma-separated: query2doc,hyde.")] = "query2doc,hyde",
+    k: Annotated[str, typer.Option("--k", help="Comma-separated cut-offs.")] = "5,10",
+    repeats: Annotated[int, typer.Option(min=1, max=16, help="Generations per claim (seed 000: 8), mean ± SE.")] = 1,
+    llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
+    prompt: Annotated[str, typer.Option("--prompt", help="HyDE prompt preset (SciFact: scientific).")] = "scientific",
+    max_tokens: Annotated[int, typer.Option(min=1, max=2048, help="Expansion length cap (seed 000: 512).")] = 512,
+    verifier: Annotated[str, typer.Option(help="NLI model labelling (gold evidence, generated sentence) pairs.")] = "embedded",
+    limit: Annotated[int | None, typer.Option(help="Only the first N claims.")] = None,
+    min_entailment: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Also require P(entailment) ≥ this (0: the NLI argmax alone).")
+    ] = 0.0,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
+) -> None:
+    """Seed 000's leakage audit (§3.3, Table 4): the share of claims whose expansion already
+    states the gold evidence (matched), and recall@k / ndcg@k of each expansion and its
+    unexpanded baseline on all, matched and unmatched claims."""
+    from core.evaluate.leakage import evaluate_leakage, format_table
+    from core.retrieve.expand import ExpansionParams
+    from tui.console import progress_bar
+
+    wb = _workbench(ctx)
+    nli = wb.nli(verifier)
+    with progress_bar() as update:
+        report = evaluate_leakage(
+            claims_path=claims, corpus_path=corpus, embedder_factory=wb.embedder,
+            splitter_factory=wb.splitter, nli=nli, llm_factory=_workbench(ctx, llm=llm).llm,
+            methods=[m.strip() for m in methods.split(",") if m.strip()],
+            ks=[int(x) for x in k.split(",") if x.strip()], hyde_prompt=prompt,
+            params=ExpansionParams(max_tokens=max_tokens), repeats=repeats, db_path=_state(ctx).db_path,
+            limit=limit, progress=update, min_entailment=min_entailment,
+        )
+    sys.stdout.write(format_table(report) + "\n")
+    _write_report(report, json_out)
+
+
+@eval_app.command("verifier")
+def eval_verifier(
+    ctx: typer.Context,
+    dataset: Annotated[
+        str, typer.Option(help="fever-symmetric, vitaminc, scifact, climate-fever, wice or nli.")
+    ],
+    path: Annotated[Path, typer.Option(help="The dataset file (scifact: the claims JSONL).")],
+    corpus: Annotated[Path | None, typer.Option(help="scifact: the corpus JSONL.")] = None,
+    split: Annotated[
+        str | None, typer.Option(help="vitaminc: 'dev' keeps only the pages the verifier never trained on.")
+    ] = None,
+    models: Annotated[
+        str, typer.Option(help="Comma-separated NLI models: embedded, local folders, cached HF ids.")
+    ] = "embedded",
+    baselines: Annotated[bool, typer.Option("--baselines", help="Add majority, lexical and cosine baselines.")] = False,
+    limit: Annotated[int | None, typer.Option(help="Only the first N pairs.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the calibration / evaluation split.")] = 0,
+    device: Annotated[str, typer.Option(help="cpu or cuda.")] = "cpu",
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
+) -> None:
+    """Accuracy, macro-F1, per-class F1, ECE (before/after temperature) and pairs/s of NLI models vs baselines."""
+    import time
+
+    from core.evaluate.verifier import evaluate_verifier, format_table
+    from tui.console import progress_bar
+
+    t0 = time.perf_counter()
+    wb = _workbench(ctx, device=device)
+    loaded = {name.strip(): wb.nli(name.strip()) for name in models.split(",") if name.strip()}
+    load_s = time.perf_counter() - t0
+    with progress_bar() as update:
+        report = evaluate_verifier(
+            dataset=dataset, path=path, corpus=corpus, models=loaded, baselines=baselines, limit=limit,
+            embedder_factory=wb.embedder if baselines else None,
+            progress=update, seed=seed, split=split, device=device,
+        )
+    report["timing"]["models_load_s"] = load_s
+    sys.stdout.write(format_table(report) + "\n")
+    _write_report(report, json_out)
+
+
+@eval_app.command("verdicts")
+def eval_verdicts(
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Option(help="Climate-FEVER dev JSONL (claims with 5 evidence sentences).")],
+    dataset: Annotated[str, typer.Option(help="climate-fever.")] = "climate-fever",
+    verifier: Annotated[str, typer.Option(help="NLI model: embedded, a folder or a cached HF id.")] = "embedded",
+    limit: Annotated[int | None, typer.Option(help="Only the first N claims.")] = None,
+    grounding: Annotated[bool, typer.Option(help=GROUNDING_HELP)] = True,
+    seed: Annotated[int, typer.Option(help="Seed of the fit / held-out split of claims.")] = 0,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
+) -> None:
+    """Claim verdicts (supported / refuted / NEI / conflicting) from several evidence sentences; fits the thresholds."""
+    from core.evaluate.verdicts import evaluate_verdicts, format_table
+    from tui.console import progress_bar
+
+    if dataset != "climate-fever":
+        raise_input(f"unknown verdict dataset {dataset!r} (supported: climate-fever)")
+    with progress_bar() as update:
+        report = evaluate_verdicts(path=path, verifier=_verifier(ctx, verifier, grounding), seed=seed, limit=limit, progress=update)
+    sys.stdout.write(format_table(report) + "\n")
+    _write_report(report, json_out)
+
+
+@eval_app.command("decompose")
+def eval_decompose(
+    ctx: typer.Context,
+    path: Annotated[list[Path], typer.Option(help="A dataset JSONL; repeat --path to run several files in one go.")],
+    dataset: Annotated[str, typer.Option(help="factscore, factcheck-gpt, or auto (detected per file).")] = "auto",
+    decomposers: Annotated[str, typer.Option(help="Comma-separated: sentence,rules,llm.")] = "sentence,rules",
+    match: Annotated[str, typer.Option(help="Claim matching: nli (bidirectional entailment) or embedding.")] = "nli",
+    verifier: Annotated[str, typer.Option(help="NLI model for --match nli.")] = "embedded",
+    llm: Annotated[str, typer.Option(help="GGUF model of the llm decomposer: embedded or a .gguf path.")] = "embedded",
+    limit: Annotated[int | None, typer.Option(help="Only the first N answers of each file.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
+) -> None:
+    """Precision, recall and F1 of produced claims against human atomic claims; claims and ms per sentence."""
+    from core.evaluate.decompose import evaluate_decompose, evaluate_decompose_sets, format_table
+    from tui.console import progress_bar
+
+    wb = _workbench(ctx, llm=llm)
+    decs = {n.strip(): wb.decomposer(n.strip()) for n in decomposers.split(",") if n.strip()}
+    matcher = wb.nli(verifier) if match == "nli" else wb.embedder()
+    with progress_bar() as update:
+        if len(path) == 1:
+            report = evaluate_decompose(dataset=dataset, path=path[0], decomposers=decs, matcher=matcher, method=match,
+                                        limit=limit, progress=update)
+        else:
+            report = evaluate_decompose_sets(sets=[(dataset, p) for p in path], decomposers=decs, matcher=matcher,
+                                             method=match, limit=limit, progress=update)
+    sys.stdout.write(format_table(report) + "\n")
+    _write_report(report, json_out)
+
+
+@eval_app.command("attribution")
+def eval_attribution(
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Option("--path", "--data", help="ExpertQA JSONL (e.g. ../shared/data/expertqa/dev.jsonl).")],
+    dataset: Annotated[str, typer.Option(help="expertqa.")] = "expertqa",
+    verifier: Annotated[str, typer.Option(help="NLI model: embedded, a folder or a cached HF id.")] = "embedded",
+    partial: Annotated[bool, typer.Option(help="Label Partial via atomic facts (rules decomposer; slower).")] = False,
+    limit: Annotated[int | None, typer.Option(help="Only the first N answers.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
+) -> None:
+    """AutoAIS vs the experts' support labels (Complete vs not): precision, recall, F1 per system (Table 6)."""
+    from core.evaluate.attribution import evaluate_attribution, format_table
+    from core.score.attribution import Attributor
+    from tui.console import progress_bar
+
+    if dataset != "expertqa":
+        raise_input(f"unknown attribution dataset {dataset!r} (supported: expertqa)")
+    wb = _workbench(ctx)
+    attributor = Attributor(wb.nli(verifier), wb.splitter(), decomposer=wb.decomposer("rules") if partial else None)
+    with progress_bar() as update:
+        report = evaluate_attribution(path=path, attributor=attributor, limit=limit, progress=update)
+    sys.stdout.write(format_table(report) + "\n")
+    _write_report(report, json_out)
+
+
+@eval_app.command("factuality")
+def eval_factuality(
+    ctx: typer.Context,
+    dataset: Annotated[str, typer.Option(help="factscore or factcheck-gpt.")],
+    path: Annotated[list[Path], typer.Option("--path", "--data", help="Dataset JSONL (repeatable).")],
+    source: Annotated[str, typer.Option("--source", "-s", help="factscore: the knowledge source to search.")] = "wiki-vital",
+    mode: Annotated[str, typer.Option("--mode", "-m", help="Retrieval: bm25, dense or hybrid.")] = "hybrid",
+    k: Annotated[int, typer.Option("-k", min=1, max=100, help="Passages per claim.")] = 10,
+    verifier: Annotated[str, typer.Option(help="NLI model: embedded, a folder or a cached HF id.")] = "embedded",
+    grounding: Annotated[bool, typer.Option(help=GROUNDING_HELP)] = True,
+    store: Annotated[bool, typer.Option("--store", help="Keep each answer as a run, human labels as annotations.")] = False,
+    limit: Annotated[int | None, typer.Option(help="Only the first N answers of each file.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
+) -> None:
+    """Claim verdicts vs human labels (κ, F1), per-answer factual precision vs the human one, claims without evidence."""
+    from core.evaluate.factuality import DATASETS, evaluate_factuality, format_table
+    from tui.console import progress_bar
+
+    if dataset not in DATASETS:
+        raise_input(f"unknown factuality dataset {dataset!r} ({', '.join(DATASETS)})")
+    db = _db(ctx)
+    searcher = _searcher(ctx, db, [source]) if dataset == "factscore" else None
+    with progress_bar() as update:
+        report = evaluate_factuality(
+            dataset=dataset, paths=path, verifier=_verifier(ctx, verifier, grounding), searcher=searcher,
+            splitter=_workbench(ctx).splitter(), source=source, k=k, mode=mode, limit=limit, db=db, store=store,
+            progress=update,
+        )
+    sys.stdout.write(format_table(report) + "\n")
+    _write_report(report, json_out)
+
+
+@eval_app.command("acu")
+def eval_acu(
+    ctx: typer.Context,
+    data: Annotated[Path, typer.Option(help="JSONL of {claim, evidence, stance[, claimant, id]}, or Climate-FEVER.")],
+    shots: Annotated[int, typer.Option(help="0 or 3 worked examples.")] = 3,
+    llm: Annotated[str | None, typer.Option(help="GGUF model: embedded (SmolLM2) or a .gguf path.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N pairs.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
+) -> None:
+    """ACU over labelled (claim, evidence, stance) pairs, as seed 001 Table 22: mean ΔP per
+    answer and stance, mean ACU sum, context-repulsion and memory-conflict shares, seconds per pair."""
+    from core.evaluate.acu import evaluate_acu, format_table, load_acu_pairs
+    from tui.console import progress_bar
+
+    if shots not in (0, 3):
+        raise_input("--shots must be 0 or 3")
+    pairs = load_acu_pairs(data)
+    scorer = _workbench(ctx, llm=llm).context_usage(shots)
+    with progress_bar() as update:
+        report = evaluate_acu(pairs, scorer, limit=limit, progress=update)
+    report["data"] = str(data)
+    sys.stdout.write(format_table(report) + "\n")
+    _write_report(report, json_out)

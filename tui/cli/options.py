@@ -1,0 +1,142 @@
+"""What the commands share: the settings, the database, the stages built through
+core.workbench (the one composition root), option help texts and input checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from tui.cli.root import _state
+
+
+def _settings(ctx: typer.Context):
+    from core.settings import load_settings
+
+    st = _state(ctx)
+    settings = load_settings(st.config)
+    return settings.with_overrides(db_path=st.db_path)
+
+
+def _run_settings(ctx: typer.Context, **given):
+    """The settings with the options the user gave (None: not given, the setting stands),
+    so ``claimscope.toml``'s run defaults reach check / verify unless an option overrides them."""
+    from dataclasses import replace
+
+    return replace(_settings(ctx), **{k: v for k, v in given.items() if v is not None})
+
+
+def _db(ctx: typer.Context):
+    from store import open_db
+
+    return open_db(_settings(ctx).db_path)
+
+
+def _workbench(ctx: typer.Context, **overrides):
+    """The stages the settings describe, built by core.workbench — the one composition root,
+    the same the TUI builds its runs from — once per invocation, so every model loads once
+    and with the settings' device. ``overrides`` (None: keep the setting) give a workbench
+    on changed settings that shares the loaded models."""
+    from core.workbench import Workbench
+
+    st = _state(ctx)
+    if st.workbench is None:
+        st.workbench = Workbench(_settings(ctx))
+    if any(v is not None for v in overrides.values()):
+        return st.workbench.with_settings(st.workbench.settings.with_overrides(**overrides))
+    return st.workbench
+
+
+def _verifier(ctx: typer.Context, spec: str, grounding: bool = True):
+    """The verifier with the settings' thresholds and the grounding guard (evidence must
+    mention the claim's subject): an NLI cross-encoder, or an LLM judge for ``llm`` / a
+    ``.gguf`` path (models/llm_judge.py)."""
+    from core.workbench import RunOptions
+
+    wb = _workbench(ctx)
+    return wb.verifier(RunOptions.from_settings(wb.settings).with_(verifier=spec.strip(), grounding=grounding))
+
+
+FROM_SETTINGS = " [default: the settings' (claimscope.toml)]"
+GROUNDING_HELP = "Only evidence that names the claim's subject (in its text or document title) decides."
+MODE_HELP = "Retrieval: bm25, dense, hybrid (RRF), or with an LLM query expansion: hyde or query2doc."
+PROMPT_HELP = "HyDE prompt preset: encyclopedic, scientific or factcheck (default: the settings'; Query2doc has its own)."
+EXPAND_LLM_HELP = "GGUF model writing hyde / query2doc expansions: embedded (SmolLM2) or a .gguf path."
+
+
+def _expander(ctx: typer.Context, mode: str, prompt: str | None, llm: str | None):
+    """The query expander of an expansion mode (None for the others), built like the TUI's."""
+    return _workbench(ctx, hyde_prompt=prompt, llm=llm).expander(mode)
+
+
+def raise_input(message: str):
+    """Bad command-line input: reported like any other input error (exit code 2)."""
+    from core.errors import InputError
+
+    raise InputError(message)
+
+
+def _searcher(ctx: typer.Context, db, sources: list[str] | None):
+    """A Searcher over ``db``; built-in sources that are asked for (or, on an empty database,
+    the default wiki-vital) are indexed on first use, with a progress bar, then reused."""
+    from core.retrieve.searcher import Searcher
+    from tui.console import err, progress_bar
+
+    wb = _workbench(ctx)
+    missing = wb.missing_builtins(db, tuple(sources or ()))
+    if missing:
+        err.print(f"first use of the built-in source {', '.join(missing)}: indexing it once (a few minutes on 2 cores)")
+        with progress_bar() as update:
+            wb.ensure_sources(db, tuple(sources or ()), progress=update)
+    return Searcher(db, wb.embedder, rrf_k=wb.settings.rrf_k)
+
+
+def _check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
+    """(external id, text) per run to create; [] when resuming. Every text is checked here
+    (empty, too long, not text) so a bad batch line stops the batch before anything runs."""
+    from core.errors import InputError
+    from core.ingest.sources import _field, _jsonl_records, read_text_file
+    from core.settings import check_text_size
+
+    if text is not None:
+        if not text.strip():
+            raise InputError("the text is empty")
+        check_text_size(text, "the text")
+        return [(None, text)]
+    if file is not None:
+        file = file.expanduser()
+        if not file.exists():
+            raise InputError("no such file", file)
+        if file.is_dir():
+            raise InputError("is a directory, expected a text file", file)
+        body = read_text_file(file)
+        if not body.strip():
+            raise InputError("is empty", file)
+        check_text_size(body, "the text", file)
+        return [(file.name, body)]
+    if jsonl is not None:
+        jsonl = jsonl.expanduser()
+        if not jsonl.exists():
+            raise InputError("no such file", jsonl)
+        items = []
+        for lineno, obj in _jsonl_records(jsonl):
+            body = obj.get("text")
+            if not isinstance(body, str) or not body.strip():
+                raise InputError("needs a non-empty string field 'text'", jsonl, lineno)
+            check_text_size(body, "field 'text'", jsonl, lineno)
+            ext_id = _field(obj, "id", (str, int), jsonl, lineno, required=False)
+            items.append((str(lineno if ext_id is None else ext_id), body))
+        if not items:
+            raise InputError("contains no inputs", jsonl)
+        return items
+    return []
+
+
+def _write_report(report: dict, json_out: Path | None) -> None:
+    from tui.console import err
+
+    if json_out:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(report, indent=2))
+        err.print(f"report written to {json_out}")

@@ -1,0 +1,137 @@
+"""``claimscope runs list | show | export | delete``, and ``tui`` / ``demo``: stored runs and
+the workbench."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tui.cli.options import _db, _searcher, _verifier, _workbench
+from tui.cli.render import _print_check, _print_scores, _with_beta, print_hits
+from tui.cli.root import _state, app, runs_app
+
+# ---------------------------------------------------------------- runs
+
+
+@runs_app.command("list")
+def runs_list(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option(min=1, help="How many, newest first.")] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Past runs, newest first: status, claims, factual precision."""
+    from rich.table import Table
+
+    from store.runs import list_runs
+    from tui.console import out
+
+    rows = list_runs(_db(ctx), limit)
+    if as_json:
+        sys.stdout.write(json.dumps(rows) + "\n")
+        return
+    table = Table("run", "created", "status", "claims", "precision", "input")
+    for r in rows:
+        fp = r["factual_precision"]
+        table.add_row(str(r["id"]), r["created_at"], r["status"], str(r["claims"]),
+                      "" if fp is None else f"{fp:.2f}", (r["external_id"] or r["input"])[:60])
+    out.print(table)
+
+
+@runs_app.command("show")
+def runs_show(
+    ctx: typer.Context,
+    run: Annotated[int, typer.Argument(help="Run id.")],
+    fmt: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+    beta: Annotated[float | None, typer.Option(help="Show ICAT with this β (not stored; default: the stored β).")] = None,
+) -> None:
+    """One stored run: its claims, verdicts, deciding evidence and every stored score (no model is run)."""
+    from core.errors import NotFoundError
+    from store import runs as rq
+
+    db = _db(ctx)
+    row = rq.get_run(db, run)
+    if row is None:
+        raise NotFoundError(f"no run {run}")
+    result = {"run_id": run, "id": row.external_id, "claims": rq.run_results(db, run), "scores": rq.run_scores(db, run)}
+    _with_beta(result, beta)
+    _print_check([result], "json" if fmt == "json" else "table")
+    if fmt != "json":
+        _print_scores(result["scores"])
+
+
+@runs_app.command("export")
+def runs_export(
+    ctx: typer.Context,
+    run: Annotated[int, typer.Argument(help="Run id.")],
+    out_path: Annotated[Path, typer.Option("--out", "-o", help="File to write.")],
+    fmt: Annotated[str, typer.Option("--format", help="jsonl (lossless), csv or md (report).")] = "md",
+) -> None:
+    """Export a stored run: JSONL (every claim with all evidence and judgements), CSV (a row
+    per claim with its deciding evidence) or a Markdown report."""
+    from core.pipeline.export import export_run
+    from tui.console import err
+
+    written = export_run(_db(ctx), run, fmt, out_path)
+    err.print(f"exported run {run} to {written}", markup=False)
+
+
+@runs_app.command("delete")
+def runs_delete(ctx: typer.Context, run: Annotated[int, typer.Argument(help="Run id.")]) -> None:
+    """Delete a stored run and everything recorded with it."""
+    from core.errors import NotFoundError
+    from store.db import write_tx
+    from store.inspect import delete_run
+    from tui.console import err
+
+    db = _db(ctx)
+    with write_tx(db):
+        if not delete_run(db, run):
+            raise NotFoundError(f"no run {run}")
+    err.print(f"deleted run {run}", markup=False)
+
+
+# ---------------------------------------------------------------- workbench
+
+
+@app.command()
+def tui(ctx: typer.Context) -> None:
+    """Open the workbench (also what `claimscope` alone does)."""
+    from tui.app import ClaimscopeApp
+
+    ClaimscopeApp(_workbench(ctx), settings_path=_state(ctx).config).run()
+
+
+# ---------------------------------------------------------------- demo
+
+
+DEMO_ANSWER = (
+    "Marie Curie was a Polish-born physicist and chemist. She discovered polonium and radium. "
+    "She was the first woman to win a Nobel Prize. The Eiffel Tower is located in Berlin. "
+    "Photosynthesis converts light energy into chemical energy."
+)
+
+
+@app.command()
+def demo(ctx: typer.Context) -> None:
+    """The main job on the embedded defaults: check a short answer against the built-in
+    wiki-vital source (indexed on first use), then show the evidence search behind it."""
+    from core.pipeline.runner import Pipeline
+    from store import runs as rq
+    from tui.console import out
+
+    db = _db(ctx)
+    searcher = _searcher(ctx, db, ["wiki-vital"])
+    out.print(f"[bold]claimscope check[/bold] {json.dumps(DEMO_ANSWER)} --source wiki-vital")
+    pipeline = Pipeline(db, _workbench(ctx).decomposer("rules"), searcher, _verifier(ctx, "embedded"),
+                        sources=["wiki-vital"], k=10)
+    run_id = pipeline.start(DEMO_ANSWER, "demo")
+    pipeline.resume(run_id)
+    _print_check([{"run_id": run_id, "id": "demo", "claims": rq.run_results(db, run_id),
+                   "scores": rq.run_scores(db, run_id)}], "table")
+    q = "Marie Curie discovered radium"
+    out.print(f"\n[bold]claimscope search[/bold] {json.dumps(q)} --source wiki-vital --mode hybrid -k 3")
+    print_hits(searcher.search(q, k=3, mode="hybrid", sources=["wiki-vital"]), "hybrid", False, searcher)

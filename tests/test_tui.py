@@ -331,6 +331,32 @@ async def test_scores_screen_aligns_aspects_and_recomputes_with_beta(workbench):
         assert "ICAT-2" in str(app.screen.query_one("#icat").render())
 
 
+async def test_a_scores_screen_failure_reaches_the_error_modal(workbench, tmp_path):
+    """A worker of the scores screen that fails (here the LLM asked for the query's ICAT-A
+    aspects does not exist) is shown in the app's error modal, like every other worker
+    failure — not swallowed because Worker.StateChanged does not bubble from a screen."""
+    from dataclasses import replace
+
+    from textual.widgets import Button, Input
+
+    from tui.screens.modals import ErrorModal
+    from tui.screens.scores import ScoresScreen
+
+    missing = tmp_path / "no-such-llm.gguf"
+    app = make_app(workbench.with_settings(replace(workbench.settings, llm=str(missing))), preload=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await run_answer(app, pilot)
+        await pilot.press("f4")
+        screen = await wait_for_screen(app, pilot, ScoresScreen)
+        screen.query_one("#query", Input).value = "What is known about bariatric surgery?"
+        screen.query_one("#llm-aspects", Button).press()
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        modal = await wait_for_screen(app, pilot, ErrorModal)
+        assert "no-such-llm" in modal.message
+        assert not app.running
+
+
 async def test_attributed_answer_shows_each_claim_beside_its_sources(workbench, data_dir):
     """An ExpertQA answer attributed by `claimscope attribute` (seed 002), reopened in the app:
     every claim shows its attribution label and, in the inspector, the sources it cites."""

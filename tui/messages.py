@@ -4,8 +4,9 @@ messages. Workers never touch widgets: they post, the app updates on its own thr
 from __future__ import annotations
 
 from textual.message import Message
+from textual.worker import Worker, WorkerState
 
-from core.pipeline.runner import Event
+from core.pipeline.events import Event
 
 
 class RunEvent(Message):
@@ -14,6 +15,15 @@ class RunEvent(Message):
     def __init__(self, event: Event) -> None:
         super().__init__()
         self.event = event
+
+
+class ScreenWorkerChanged(Message):
+    """A screen's worker changed state. ``Worker.StateChanged`` does not bubble, so a screen
+    running workers forwards it with this message to the app's one error handler."""
+
+    def __init__(self, worker: Worker, state: WorkerState) -> None:
+        super().__init__()
+        self.worker, self.state = worker, state
 
 
 class Status(Message):

@@ -20,6 +20,7 @@ from core.decompose.base import Claim, Decomposer
 from core.decompose.citations import CitedClaim, decompose_cited
 from core.diagnostics.characteristics import parse_partial_date
 from core.errors import InputError, NotFoundError
+from core.pipeline.events import Event, EventKind
 from core.pipeline.stored import expand_cached, store_claim_result
 from core.retrieve.expand import Expander, Expansion
 from core.retrieve.leakage import LeakageResult, Premise, audit
@@ -30,20 +31,6 @@ from store import cache
 from store import expansions as xq
 from store import runs as rq
 from store.db import write_tx
-
-
-@dataclass(frozen=True)
-class Event:
-    """One step of a run, stored in ``events`` before it is announced. Kinds: run_started,
-    claim_found, progress (a claim's stage: retrieving, verifying), evidence_found,
-    verdict_ready, warning, error, claim_edited, score_updated, run_finished, run_cancelled.
-    A payload with ``"cached": true`` came from the stage cache."""
-
-    run_id: int
-    kind: str
-    payload: dict
-    claim_id: int | None = None
-
 
 Listener = Callable[[Event], None]
 
@@ -121,7 +108,9 @@ class Pipeline:
             config["expansion"] = self.expander.config()
         return config
 
-    def _emit(self, listener: Listener | None, run_id: int, kind: str, payload: dict, claim_id: int | None = None) -> None:
+    def _emit(
+        self, listener: Listener | None, run_id: int, kind: EventKind, payload: dict, claim_id: int | None = None
+    ) -> None:
         """Store the event (inside the caller's transaction when there is one), then announce it."""
         with write_tx(self.db):
             rq.add_event(self.db, run_id, kind, payload, claim_id)
@@ -153,13 +142,13 @@ class Pipeline:
                              c.claim.note, c.claim.context, c.citations)
                 for c in cited
             ]
-            rq.add_event(self.db, run_id, "run_started", {"claims": len(claims), "config": self.config()})
+            rq.add_event(self.db, run_id, EventKind.RUN_STARTED, {"claims": len(claims), "config": self.config()})
             for c, cid in zip(claims, ids, strict=True):
-                rq.add_event(self.db, run_id, "claim_found", {"idx": c.idx, "text": c.text, "span": list(c.span)}, cid)
+                rq.add_event(self.db, run_id, EventKind.CLAIM_FOUND, {"idx": c.idx, "text": c.text, "span": list(c.span)}, cid)
         if listener:
-            listener(Event(run_id, "run_started", {"claims": len(claims)}))
+            listener(Event(run_id, EventKind.RUN_STARTED, {"claims": len(claims)}))
             for c, cid in zip(claims, ids, strict=True):
-                listener(Event(run_id, "claim_found", {"idx": c.idx, "text": c.text, "span": list(c.span)}, cid))
+                listener(Event(run_id, EventKind.CLAIM_FOUND, {"idx": c.idx, "text": c.text, "span": list(c.span)}, cid))
         return run_id
 
     def _manifests(self) -> list[dict]:
@@ -220,7 +209,7 @@ class Pipeline:
             if claim.status == "done" or not claim.checkable:
                 continue
             if cancel is not None and cancel.is_set():
-                self._emit(listener, run_id, "run_cancelled", {"at_claim": claim.idx})
+                self._emit(listener, run_id, EventKind.RUN_CANCELLED, {"at_claim": claim.idx})
                 with write_tx(self.db):
                     rq.set_run_status(self.db, run_id, "cancelled")
                 raise Cancelled(f"run {run_id} cancelled; resume it to finish")
@@ -241,19 +230,19 @@ class Pipeline:
         leak: LeakageResult | None = None
         try:
             if self.expander is not None:
-                self._emit(listener, run_id, "progress", {"idx": idx, "stage": "expanding"}, claim_id)
+                self._emit(listener, run_id, EventKind.PROGRESS, {"idx": idx, "stage": "expanding"}, claim_id)
                 expansion = expand_cached(self.db, self.expander, text)
-            self._emit(listener, run_id, "progress", {"idx": idx, "stage": "retrieving"}, claim_id)
+            self._emit(listener, run_id, EventKind.PROGRESS, {"idx": idx, "stage": "retrieving"}, claim_id)
             hits = self.searcher.search(text, k=self.k, mode=self.mode, sources=self.sources, expansion=expansion)
             if not hits:
-                self._emit(listener, run_id, "warning", {"idx": idx, "message": "no evidence found in the sources"}, claim_id)
-            self._emit(listener, run_id, "progress", {"idx": idx, "stage": "verifying", "passages": len(hits)}, claim_id)
+                self._emit(listener, run_id, EventKind.WARNING, {"idx": idx, "message": "no evidence found in the sources"}, claim_id)
+            self._emit(listener, run_id, EventKind.PROGRESS, {"idx": idx, "stage": "verifying", "passages": len(hits)}, claim_id)
             verdict = self.verifier.verify(text, passage_evidence(hits))
             if expansion is not None and self.splitter is not None:
                 leak = audit(expansion.documents, text, audit_premises(hits, verdict), self.splitter, self.verifier.nli,
                              min_entailment=self.verifier.t.support)
         except Exception as exc:
-            self._emit(listener, run_id, "error", {"idx": idx, "message": f"{type(exc).__name__}: {exc}"}, claim_id)
+            self._emit(listener, run_id, EventKind.ERROR, {"idx": idx, "message": f"{type(exc).__name__}: {exc}"}, claim_id)
             with write_tx(self.db):
                 rq.set_claim_status(self.db, claim_id, "error")
             raise
@@ -267,13 +256,13 @@ class Pipeline:
             )
             if expansion is not None:
                 xq.add_expansion(self.db, claim_id, expansion, leak, evidence_ids)
-            rq.add_event(self.db, run_id, "evidence_found", found, claim_id)
-            rq.add_event(self.db, run_id, "verdict_ready", ready, claim_id)
+            rq.add_event(self.db, run_id, EventKind.EVIDENCE_FOUND, found, claim_id)
+            rq.add_event(self.db, run_id, EventKind.VERDICT_READY, ready, claim_id)
             if key is not None:
                 cache.put(self.db, "verify", key, text, {"claim_id": claim_id})
         if listener:
-            listener(Event(run_id, "evidence_found", found, claim_id))
-            listener(Event(run_id, "verdict_ready", ready, claim_id))
+            listener(Event(run_id, EventKind.EVIDENCE_FOUND, found, claim_id))
+            listener(Event(run_id, EventKind.VERDICT_READY, ready, claim_id))
 
     def _from_cache(self, run_id: int, claim_id: int, idx: int, text: str, key: str) -> list[tuple[str, dict]] | None:
         """Copy the stored result of the same claim text verified under ``key``, in one
@@ -290,8 +279,8 @@ class Pipeline:
             ).fetchone()
             n = self.db.execute("SELECT count(*) FROM evidence WHERE claim_id = ?", [claim_id]).fetchone()[0]
             events = [
-                ("evidence_found", {"idx": idx, "passages": n, "cached": True}),
-                ("verdict_ready", {"idx": idx, "label": label, "support": support, "cached": True}),
+                (EventKind.EVIDENCE_FOUND, {"idx": idx, "passages": n, "cached": True}),
+                (EventKind.VERDICT_READY, {"idx": idx, "label": label, "support": support, "cached": True}),
             ]
             for kind, payload in events:
                 rq.add_event(self.db, run_id, kind, payload, claim_id)
@@ -322,9 +311,9 @@ class Pipeline:
                 "UPDATE claims SET text = ?, original_text = ?, checkable = 1, note = NULL, status = 'pending' WHERE id = ?",
                 [text, original if original is not None else old_text, claim_id],
             )
-            rq.add_event(self.db, run_id, "claim_edited", payload, claim_id)
+            rq.add_event(self.db, run_id, EventKind.CLAIM_EDITED, payload, claim_id)
         if listener:
-            listener(Event(run_id, "claim_edited", payload, claim_id))
+            listener(Event(run_id, EventKind.CLAIM_EDITED, payload, claim_id))
         self._verify_one(run_id, claim_id, idx, text, listener)
         return self.score(run_id, listener)
 
@@ -341,14 +330,14 @@ class Pipeline:
         with write_tx(self.db):
             for kind, (value, detail) in computed.items():
                 rq.set_score(self.db, run_id, kind, value, detail)
-            rq.add_event(self.db, run_id, "score_updated", scores)
+            rq.add_event(self.db, run_id, EventKind.SCORE_UPDATED, scores)
             if complete:
                 rq.set_run_status(self.db, run_id, "done")
-                rq.add_event(self.db, run_id, "run_finished", {"factual_precision": scores["factual_precision"]})
+                rq.add_event(self.db, run_id, EventKind.RUN_FINISHED, {"factual_precision": scores["factual_precision"]})
         if listener:
-            listener(Event(run_id, "score_updated", scores))
+            listener(Event(run_id, EventKind.SCORE_UPDATED, scores))
             if complete:
-                listener(Event(run_id, "run_finished", {"factual_precision": scores["factual_precision"]}))
+                listener(Event(run_id, EventKind.RUN_FINISHED, {"factual_precision": scores["factual_precision"]}))
         return scores
 
 
@@ -389,6 +378,6 @@ def verify_claim(
         evidence_ids = store_claim_result(db, claim_id, hits, verdict, mode, nli_id, thresholds)
         if expansion is not None:
             xq.add_expansion(db, claim_id, expansion, leak, evidence_ids)
-        rq.add_event(db, run_id, "verdict_ready", {"idx": 0, "label": verdict.label, "support": verdict.support}, claim_id)
+        rq.add_event(db, run_id, EventKind.VERDICT_READY, {"idx": 0, "label": verdict.label, "support": verdict.support}, claim_id)
         rq.set_run_status(db, run_id, "done")
     return ClaimResult(run_id, claim_id, claim, verdict, hits, expansion, leak)

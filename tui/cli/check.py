@@ -190,6 +190,7 @@ def check(
         str | None, typer.Option(help="When the text was written, YYYY[-MM[-DD]]: later evidence is flagged.")
     ] = None,
 ) -> None:
+    from core.pipeline.events import Event, EventKind
     from core.pipeline.runner import Pipeline
     from store import runs as rq
     from tui.console import err, progress_bar
@@ -221,10 +222,10 @@ def check(
     run_id = resume
     try:
         with progress_bar() as update:
-            def listen(event) -> None:
-                if event.kind == "run_started":
+            def listen(event: Event) -> None:
+                if event.kind is EventKind.RUN_STARTED:
                     update(f"run {event.run_id}", 0, event.payload["claims"])
-                elif event.kind == "verdict_ready":
+                elif event.kind is EventKind.VERDICT_READY:
                     update(f"run {event.run_id}", 1, None)
 
             for ext_id, body in inputs or [(None, None)]:

@@ -15,11 +15,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Input, Label, Static, TextArea
+from textual.worker import Worker
 
 from core.errors import InputError
 from core.score.icat import ICAT_KIND, Alignment, aspects_from_list, check_beta, icat_from_detail
 from store import runs as rq
 from store.db import write_tx
+from tui.messages import ScreenWorkerChanged
 
 
 class ScoresScreen(Screen[None]):
@@ -121,6 +123,11 @@ class ScoresScreen(Screen[None]):
         with write_tx(self.db):
             rq.set_score(self.db, self.run_id, ICAT_KIND, new["icat"], new)
         self.show_icat(new)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Worker.StateChanged does not bubble: hand this screen's workers to the app's one
+        error handler (a failure shows the error modal; the run stays stored)."""
+        self.app.post_message(ScreenWorkerChanged(event.worker, event.state))
 
     @on(Button.Pressed, "#align")
     def action_align(self) -> None:

@@ -31,7 +31,9 @@ $(STAMP): pyproject.toml Makefile
 run: install
 	$(VENV)/bin/claimscope demo
 
+# The layering contracts (pyproject.toml [tool.importlinter]) first: a broken layer fails fast.
 test: install
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q
 
 lint: install

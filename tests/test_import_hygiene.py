@@ -1,8 +1,13 @@
-"""core/, store/ and models/ never import the TUI or textual (checked in a fresh interpreter)."""
+"""The house's layering: the import-linter contracts in pyproject.toml hold (they count imports
+inside functions and under TYPE_CHECKING, which a run-time check cannot see), each stage
+package imports alone, and core/, store/ and models/ never load the TUI or textual (checked
+in a fresh interpreter)."""
 
 from __future__ import annotations
 
+import os
 import pkgutil
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _modules(package: str) -> list[str]:
     names = [package]
-    for info in pkgutil.walk_packages([str(ROOT / package)], prefix=f"{package}."):
+    for info in pkgutil.walk_packages([str(ROOT / package.replace(".", "/"))], prefix=f"{package}."):
         if not info.name.endswith("__main__") and ".train_" not in info.name:
             names.append(info.name)
     return names
@@ -36,3 +41,36 @@ def test_store_imports_nothing_of_core_or_models():
     code = "import sys, store, store.sources, store.records; print(any(m.startswith(('core', 'models')) for m in sys.modules))"
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert res.stdout.strip() == "False", res.stderr
+
+
+STAGES = ["core.ingest", "core.decompose", "core.retrieve", "core.verify", "core.score", "core.diagnostics",
+          "core.pipeline", "core.evaluate", "core.workbench", "core.settings"]
+
+
+def test_each_stage_package_imports_alone():
+    for name in STAGES:
+        res = subprocess.run([sys.executable, "-c", f"import {name}"], capture_output=True, text=True, cwd=ROOT,
+                             timeout=120)
+        assert res.returncode == 0, f"{name}: {res.stderr.strip().splitlines()[-1:]}"
+
+
+def test_import_linter_contracts_hold():
+    exe = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
+    res = subprocess.run([exe, "--no-cache"], capture_output=True, text=True, cwd=ROOT, timeout=600,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert "0 broken" in res.stdout, res.stdout[-3000:] + res.stderr[-2000:]
+    assert res.returncode == 0
+    assert res.stdout.count(" KEPT") >= 4  # every contract of pyproject.toml ran
+
+
+def test_stage_packages_never_reach_the_store_at_run_time():
+    """The forbidden contract's run-time twin: importing every stage module loads no store module."""
+    stage_modules = [m for pkg in ("core.decompose", "core.verify", "core.score", "core.diagnostics") for m in _modules(pkg)]
+    code = (
+        "import importlib, sys\n"
+        f"for m in {stage_modules!r}: importlib.import_module(m)\n"
+        "print(sorted(m for m in sys.modules if m == 'store' or m.startswith('store.')))\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"

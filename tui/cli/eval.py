@@ -40,7 +40,7 @@ def eval_retrieval(
     limit: Annotated[int | None, typer.Option(help="Only the first N claims.")] = None,
     llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
     prompt: Annotated[str, typer.Option("--prompt", help="HyDE prompt preset (SciFact: scientific).")] = "scientific",
-    max_tokens: Annotated[int, typer.Option(min=1, max=2048, help="Expansion length cap (seed 000: 512).")] = 512,
+    max_tokens: Annotated[int, typer.Option(min=1, max=2048, help="Expansion length cap (Yoon et al.: 512).")] = 512,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
 ) -> None:
     """Document-level recall@k / ndcg@k of each retrieval mode, index build time and query
@@ -79,10 +79,10 @@ def eval_leakage(
     corpus: Annotated[Path, typer.Option(help="Corpus JSONL (SciFact format).")],
     methods: Annotated[str, typer.Option(help="Comma-separated: query2doc,hyde.")] = "query2doc,hyde",
     k: Annotated[str, typer.Option("--k", help="Comma-separated cut-offs.")] = "5,10",
-    repeats: Annotated[int, typer.Option(min=1, max=16, help="Generations per claim (seed 000: 8), mean ± SE.")] = 1,
+    repeats: Annotated[int, typer.Option(min=1, max=16, help="Generations per claim (Yoon et al.: 8), mean ± SE.")] = 1,
     llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
     prompt: Annotated[str, typer.Option("--prompt", help="HyDE prompt preset (SciFact: scientific).")] = "scientific",
-    max_tokens: Annotated[int, typer.Option(min=1, max=2048, help="Expansion length cap (seed 000: 512).")] = 512,
+    max_tokens: Annotated[int, typer.Option(min=1, max=2048, help="Expansion length cap (Yoon et al.: 512).")] = 512,
     verifier: Annotated[str, typer.Option(help="NLI model labelling (gold evidence, generated sentence) pairs.")] = "embedded",
     limit: Annotated[int | None, typer.Option(help="Only the first N claims.")] = None,
     min_entailment: Annotated[
@@ -90,7 +90,7 @@ def eval_leakage(
     ] = 0.0,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
 ) -> None:
-    """Seed 000's leakage audit (§3.3, Table 4): the share of claims whose expansion already
+    """The query-expansion leakage audit of Yoon et al. (§3.3, Table 4): the share of claims whose expansion already
     states the gold evidence (matched), and recall@k / ndcg@k of each expansion and its
     unexpanded baseline on all, matched and unmatched claims."""
     from core.evaluate.leakage import evaluate_leakage, format_table
@@ -272,7 +272,7 @@ def eval_acu(
     limit: Annotated[int | None, typer.Option(help="Only the first N pairs.")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
 ) -> None:
-    """ACU over labelled (claim, evidence, stance) pairs, as seed 001 Table 22: mean ΔP per
+    """ACU over labelled (claim, evidence, stance) pairs, as Hagström et al. (DRUID) Table 22: mean ΔP per
     answer and stance, mean ACU sum, context-repulsion and memory-conflict shares, seconds per pair."""
     from core.evaluate.acu import evaluate_acu, format_table, load_acu_pairs
     from tui.console import progress_bar

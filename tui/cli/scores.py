@@ -67,7 +67,7 @@ def icat(
     llm: Annotated[str, typer.Option(help="GGUF model for --aspects-from llm / --align llm.")] = "embedded",
     as_json: Annotated[bool, typer.Option("--json", help="Print the stored detail as JSON.")] = False,
 ) -> None:
-    """ICAT (seed 004): factuality, coverage of the query's aspects by supported claims, and
+    """ICAT (Samarinas et al.): factuality, coverage of the query's aspects by supported claims, and
     ICAT-β; aligns the run's claims to the aspects and stores the score with the run."""
     from core.errors import NotFoundError
     from core.pipeline.stored import run_source_labels, set_run_icat
@@ -112,7 +112,7 @@ def attribute(
     verifier: Annotated[str, typer.Option(help="NLI model: embedded, a folder or a cached HF id.")] = "embedded",
     as_json: Annotated[bool, typer.Option("--json", help="Print the stored detail as JSON.")] = False,
 ) -> None:
-    """Attribution of a cited answer (ExpertQA, seed 002): each claim against the sources it
+    """Attribution of a cited answer (ExpertQA, Malaviya et al.): each claim against the sources it
     cites — Complete / Partial / Incomplete / Missing / N/A — stored as a run."""
     from core.evaluate.attribution import load_expertqa
     from core.pipeline.stored import store_attribution
@@ -162,12 +162,12 @@ def acu(
                           "insufficient-contradictory, insufficient-refutes, refutes); default: the verifier's."),
     ] = None,
     claimant: Annotated[str | None, typer.Option(help="Who made the claim (the prompt's Claimant line).")] = None,
-    shots: Annotated[int, typer.Option(help="0 or 3 worked examples (seed 001 Tables 12–14).")] = 3,
+    shots: Annotated[int, typer.Option(help="0 or 3 worked examples (Hagström et al., Tables 12–14).")] = 3,
     llm: Annotated[str | None, typer.Option(help="GGUF model: embedded (SmolLM2) or a .gguf path.")] = None,
     verifier: Annotated[str, typer.Option(help="NLI model giving the stance when --stance is not given.")] = "embedded",
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
-    """Context usage (seed 001 §5): P(True / None / False) for the claim alone and with the
+    """Context usage (ACU, Hagström et al. §5): P(True / None / False) for the claim alone and with the
     evidence, ΔP rescaled (Eq. 1), and ACU summed with the stance's signs on [−3, 3];
     negative = context repulsion."""
     from core.diagnostics.acu import ContextUsageScorer, normalise_stance, stance_from_nli
@@ -214,7 +214,7 @@ def characteristics(
     evidence_date: Annotated[str | None, typer.Option(help="The evidence's publication date.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """The context characteristics of a claim–evidence pair (seed 001 §4.1): similarity,
+    """The context characteristics of a claim–evidence pair (DRUID, Hagström et al. §4.1): similarity,
     readability, lengths, entity overlap, hedging, source references, verdict words, site
     flags and whether the evidence was published after the claim."""
     from tui.console import out

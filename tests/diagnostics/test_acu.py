@@ -26,8 +26,7 @@ from core.diagnostics.acu import (
 from core.errors import InputError
 from core.evaluate.acu import AcuPair, evaluate_acu, format_table, load_acu_pairs
 from models.llm import Fenced, load_llm
-
-from .conftest import FIXTURES
+from tests.conftest import FIXTURES
 
 
 def probs(false: float, none: float, true: float) -> dict[str, float]:

@@ -11,7 +11,7 @@ import pytest
 
 from core.verify.injection import strip_instructions
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from prompt_injection import injections
 
 EVIDENCE = "Emily Blunt is an English actress. She won a Golden Globe in 2007 for Gideon's Daughter."

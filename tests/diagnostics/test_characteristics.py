@@ -36,7 +36,7 @@ from core.diagnostics.characteristics import (
 )
 from models.llm import Fenced, LLMOutputError
 
-SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "001_6fc9392baf5f2a2b.txt"
+SEED = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "001_6fc9392baf5f2a2b.txt"
 
 
 @pytest.fixture(scope="module")

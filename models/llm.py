@@ -46,7 +46,7 @@ EMBEDDED_LLM_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 # Prompts are evaluated in batches of this many tokens, counted from the prompt's first
 # token, and the key/value cache is reused only in whole blocks (LLM._prefill): the same
 # prompt then always meets the same batch shapes, so the same call gives the same floats.
-# 32 keeps most of what prefix reuse saved (measured, docs/architecture.md).
+# 32 keeps most of what prefix reuse saved (benchmarks/llm_prefix_reuse.py, docs/benchmarks.md).
 PROMPT_BLOCK = 32
 
 FENCE_RULE = (
@@ -425,13 +425,13 @@ class LLM:
         it is evaluated in (the matrix kernels pick another code path and summation order
         for another number of rows; how much that moves a logit depends on the CPU). The
         bindings' own prefix reuse evaluates "whatever follows the common prefix" as one
-        batch, so the same prompt got other floats after another prompt — measured on an AMD
+        batch, so the same prompt got other floats after another prompt (issue 13, on an AMD
         EPYC without AVX-512: 0.013 in P(True/None/False), and a greedy JSON answer changed
-        its spacing. Here the prompt is always cut at multiples of ``prompt_block`` counted
+        its spacing). Here the prompt is always cut at multiples of ``prompt_block`` counted
         from its first token, and only whole blocks are reused, so every block is evaluated
         in the same batch, after the same cached blocks, whatever came before: the result is
-        a function of the tokens alone (and of the machine: docs/architecture.md). At least one token is always evaluated, so the last
-        logits belong to this prompt."""
+        a function of the tokens alone (and of the machine: docs/architecture.md). At least
+        one token is always evaluated, so the last logits belong to this prompt."""
         llama = self.llama
         keep = 0
         if not (getattr(llama, "_is_recurrent", False) or getattr(llama, "_is_hybrid", False)):

@@ -68,21 +68,30 @@ def plain(renderable) -> str:
     return console.export_text()
 
 
-async def wait_until(pilot, condition, tries: int = 100) -> None:
-    for _ in range(tries):
+async def settle(pilot) -> None:
+    """One turn of the app's own state: its workers finished and its message queues drained.
+    Waiting on this, not on the clock, makes a test as patient as a loaded machine needs."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def wait_until(pilot, condition, turns: int = 200) -> None:
+    """Settle until ``condition`` holds. ``turns`` bounds app turns, not seconds: a condition
+    that no turn of the app makes true fails, however fast or slow the machine."""
+    for _ in range(turns):
         if condition():
             return
-        await pilot.pause(0.05)
-    raise AssertionError("condition not met in time")
+        await settle(pilot)
+    raise AssertionError(f"condition not met after {turns} turns of the app")
 
 
-async def wait_for_screen(app, pilot, kind, tries: int = 100):
-    """Pause until ``kind`` is the active screen (screens are pushed by messages, which take
-    longer on a loaded machine); fails with the screen that is there instead."""
-    for _ in range(tries):
+async def wait_for_screen(app, pilot, kind, turns: int = 200):
+    """Settle until ``kind`` is the active screen (screens are pushed by messages); fails
+    with the screen that is there instead."""
+    for _ in range(turns):
         if isinstance(app.screen, kind):
             return app.screen
-        await pilot.pause(0.05)
+        await settle(pilot)
     raise AssertionError(f"expected {kind.__name__}, got {app.screen!r}")
 
 

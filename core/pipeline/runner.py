@@ -25,6 +25,7 @@ from core.pipeline.stored import expand_cached, store_claim_result
 from core.retrieve.expand import Expander, Expansion
 from core.retrieve.leakage import LeakageResult, Premise, audit
 from core.retrieve.searcher import Hit, Searcher
+from core.machine import machine_manifest
 from core.score import run_scores
 from core.verify.verifier import ClaimVerdict, PassageEvidence, Verifier
 from store import cache
@@ -153,8 +154,9 @@ class Pipeline:
 
     def _manifests(self) -> list[dict]:
         """Every model the run uses: embedder, verifier (NLI or LLM judge), and the
-        decomposer's LLM when it has one (with its file hash and quantisation)."""
-        out = [self.searcher.embedder.ref.manifest(), self.verifier.nli.ref.manifest()]
+        decomposer's LLM when it has one (with its file hash and quantisation); and the
+        machine, since model outputs are reproducible exactly only on one CPU (core/machine.py)."""
+        out = [self.searcher.embedder.ref.manifest(), self.verifier.nli.ref.manifest(), machine_manifest()]
         llm = getattr(self.decomposer, "llm", None)
         if llm is not None and getattr(llm, "ref", None) is not None:
             out.append({**llm.ref.manifest(), "role": "decomposer"})
@@ -367,7 +369,7 @@ def verify_claim(
     nli_id = verifier.nli.ref.model_id
     thresholds = asdict(verifier.t)
     config: dict[str, Any] = {"kind": "verify", "sources": sources, "k": k, "mode": mode, "thresholds": thresholds}
-    manifests = [searcher.embedder.ref.manifest(), verifier.nli.ref.manifest()]
+    manifests = [searcher.embedder.ref.manifest(), verifier.nli.ref.manifest(), machine_manifest()]
     if expander is not None:
         config["expansion"] = expander.config()
         manifests.append({**expander.llm.ref.manifest(), "role": "expansion"})

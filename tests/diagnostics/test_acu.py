@@ -443,7 +443,11 @@ def test_real_model_probabilities_cache_and_evidence_effect(llm):
     assert max(abs(p_ce[t] - p_c[t]) for t in ANSWERS) > 1e-3  # the evidence changes the answer distribution
     u = scorer.score(CLAIM, EVIDENCE, "REFUTES")
     assert counting.calls == 4  # only the with-evidence prompt; the claim-only one came from the cache
-    assert u.p_claim == p_c and u.p_evidence == pytest.approx(p_ce, abs=1e-6) and -3 <= u.acu_sum <= 3
+    assert u.p_claim == p_c and u.p_evidence == p_ce  # the same prompt, the same numbers (models/llm.py)
+    # the score is Eq. 1 over the model's two distributions: +ΔP for the answer the stance
+    # implies (False for refutes), −ΔP for the others (seed 001 §5.2, Table D)
+    expected = sum((1 if t == "False" else -1) * delta_p(p_c[t], p_ce[t]) for t in ANSWERS)
+    assert u.acu_sum == pytest.approx(expected, abs=1e-12) and u.stance == "refutes"
     m = scorer.manifest()
     assert m["shots"] == 3 and m["prompt_version"] == PROMPT_VERSION and len(m["sha256"]) == 64
 
@@ -462,5 +466,8 @@ def test_real_model_evaluation_on_climate_fever_pairs(llm):
     report = evaluate_acu(pairs, ContextUsageScorer(counting), limit=3)
     assert report["n"] == 3 and report["n_claims"] == 1
     assert counting.calls == 4  # one claim-only prompt for the claim, three with evidence
-    assert all(-3 <= p["acu_sum"] <= 3 for p in report["pairs"])
+    for p in report["pairs"]:  # each pair's score follows from its stored distributions (Eq. 1)
+        usage = context_usage(p["p_claim"], p["p_evidence"], p["stance"])
+        assert p["acu_sum"] == pytest.approx(usage.acu_sum, abs=1e-12) and p["delta"] == pytest.approx(usage.delta)
+    assert len({json.dumps(p["p_claim"], sort_keys=True) for p in report["pairs"]}) == 1  # one claim, one cached answer
     assert "ACU on 3 pairs (1 claims)" in format_table(report)

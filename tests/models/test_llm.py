@@ -50,8 +50,11 @@ def llm():
     return load_llm("embedded")
 
 
-def test_runs_on_cpu_with_the_gguf_chat_template(llm):
-    assert llm.has_chat_template and llm.n_gpu_layers == 0  # this build has no GPU offload
+def test_offloads_as_the_build_allows_and_uses_the_gguf_chat_template(llm):
+    import llama_cpp
+
+    # everything on the GPU when this llama.cpp build has one, nothing otherwise
+    assert llm.has_chat_template and llm.n_gpu_layers == (-1 if llama_cpp.llama_supports_gpu_offload() else 0)
     im_start = llm.llama.tokenize(b"<|im_start|>", add_bos=False, special=True)
     assert len(im_start) == 1
     # a chat-turn marker inside fenced data is plain text: only the template's 3 turns are real
@@ -74,7 +77,7 @@ def test_constrained_json_parses_and_streams(llm):
     assert len(pieces) > 3 and "".join(pieces) == raw  # streamed token by token
     obj = llm.generate_json(msgs, SCHEMA, max_tokens=48)
     assert set(obj) == {"city", "answer"} and isinstance(obj["city"], str) and obj["answer"] in {"yes", "no"}
-    assert llm.generate(msgs, json_schema=SCHEMA, max_tokens=48) == raw  # greedy: deterministic
+    assert llm.generate(msgs, json_schema=SCHEMA, max_tokens=48) == raw  # greedy: the same text, byte for byte
     with pytest.raises(LLMOutputError, match="unusable"):
         llm.generate_json(msgs, SCHEMA, max_tokens=3)  # cut off before the object closes
 
@@ -85,7 +88,7 @@ def test_candidate_logprobs_and_prefix_reuse(llm):
     assert lp.shape == (2,) and (lp < 0).all() and np.exp(lp).sum() <= 1.0
     other = llm.next_token_logprobs([("user", "Say something.")], ["Yes", "No"])
     again = llm.next_token_logprobs(msgs, ["Yes", "No"])  # after another prompt: cache reuse must not leak
-    assert np.allclose(lp, again, atol=1e-4) and not np.allclose(lp, other, atol=1e-3)
+    assert np.array_equal(lp, again) and not np.allclose(lp, other, atol=1e-3)  # exact: tests/test_llm_determinism.py
     with pytest.raises(ValueError, match="share a first token"):
         llm.next_token_logprobs(msgs, ["Yes", "Yes indeed"])
 
@@ -100,9 +103,12 @@ def test_judge_probabilities(llm):
     judge = LLMJudge(llm)
     probs = judge.predict(PAIRS)
     assert probs.shape == (2, 3) and np.allclose(probs.sum(1), 1.0, atol=1e-5)
-    assert np.allclose(judge.predict(PAIRS), probs, atol=1e-5)  # deterministic
-    # what a 135M model reliably gets: the negated claim is judged less entailed and more contradicted
-    assert probs[0, ENTAIL] > probs[1, ENTAIL] and probs[1, CONTRADICT] > probs[0, CONTRADICT]
+    assert np.array_equal(judge.predict(PAIRS[::-1])[::-1], probs)  # the same pair, the same numbers, in any order
+    # The claim reaches the judge: the two claims get other probabilities. Whether the negated
+    # one is judged less entailed is a property of the model, not of this code, and the 135M
+    # model does not have it: 7 of 16 claim/negation pairs ordered right, mean margin -0.002
+    # (benchmarks/llm_judge_negation.py). A single pair's ordering was CPU noise (issue 13).
+    assert np.abs(probs[0] - probs[1]).max() > 1e-3
 
 
 def test_judge_plugs_into_the_verifier_and_windows_long_evidence(llm):
@@ -114,6 +120,13 @@ def test_judge_plugs_into_the_verifier_and_windows_long_evidence(llm):
     assert pred.n_windows > 1 and np.isclose(pred.probs.sum(), 1.0, atol=1e-5)
     s, e = pred.span
     assert 0 <= s < e <= len(long)
-    v = Verifier(judge).verify(PAIRS[0][1], [PassageEvidence(1, 1, (PAIRS[0][0],), PAIRS[0][0])])
-    assert v.label in {"supported", "refuted", "not_enough_info", "conflicting"} and v.judgements
-    assert v.judgements[0].probs.shape == (3,)
+    verifier = Verifier(judge)
+    v = verifier.verify(PAIRS[0][1], [PassageEvidence(1, 1, (PAIRS[0][0],), PAIRS[0][0])])
+    # the verifier judges with the judge's own numbers for the evidence …
+    direct = LLMJudge(llm).predict([PAIRS[0]])[0]
+    assert v.judgements and all(np.allclose(j.probs, direct, atol=1e-6) for j in v.judgements)
+    # … and its label is the any-snippet rule applied to them (ICAT, seed 004 §5.4)
+    t, e, c = verifier.t, direct[ENTAIL], direct[CONTRADICT]
+    expected = ("conflicting" if e > t.conflict and c > t.conflict else "supported" if e > t.support
+                else "refuted" if c > t.refute else "not_enough_info")
+    assert v.label == expected

@@ -50,9 +50,12 @@ def test_exports_carry_claims_verdicts_and_evidence(verified):
     rows = list(csv.DictReader(io.StringIO(to_csv(db, run_id))))
     assert [r["claim"] for r in rows] == [x["text"] for x in lines]
     assert rows[0]["verdict"] == first["verdict"] and float(rows[0]["support"]) == pytest.approx(first["support"])
-    deciding = [j for e in first["evidence"] for j in e["judgements"] if j["id"] == first["deciding_judgement_id"]]
-    assert rows[0]["evidence_text"] == (deciding[0]["text"] if deciding else "")  # the CSV carries what decided
-    assert rows[0]["evidence_source"] == ("scifact-mini" if deciding else "")
+    # The shipped verifier decides this claim (refuted, P(contradict) ≈ .75 on the meta-analysis
+    # passage), so there is a deciding judgement for the CSV to carry
+    assert first["verdict"] != "not_enough_info" and first["deciding_judgement_id"] is not None
+    (deciding,) = [j for e in first["evidence"] for j in e["judgements"] if j["id"] == first["deciding_judgement_id"]]
+    assert rows[0]["evidence_text"] == deciding["text"] and deciding["text"]  # the CSV carries what decided
+    assert rows[0]["evidence_source"] == "scifact-mini"
     report = to_markdown(db, run_id)
     assert report.startswith(f"# claimscope run {run_id}")
     assert "| 1 | Bariatric surgery leads to negative outcomes in mental health. |" in report

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import platform
 import threading
 
 import pytest
@@ -79,8 +80,10 @@ def test_cancelled_run_resumes_without_recomputing(pipeline, mini_db):
 def test_single_claim_run_stores_manifest_and_verdict(mini_db, embedder, tiny_nli_dir):
     res = verify_claim(mini_db, Searcher(mini_db, lambda: embedder), Verifier(load_nli(str(tiny_nli_dir))),
                        "Bariatric surgery affects mental health.", k=2)
-    roles = {r[0]: r[1] for r in mini_db.execute("SELECT role, sha256 FROM model_manifest WHERE run_id = ?", [res.run_id])}
-    assert set(roles) == {"embedder", "nli"} and all(len(h) == 64 for h in roles.values())
+    rows = mini_db.execute("SELECT role, sha256, model_id, revision FROM model_manifest WHERE run_id = ?", [res.run_id])
+    roles = {r[0]: r[1:] for r in rows}
+    assert set(roles) == {"embedder", "nli", "machine"} and all(len(roles[m][0]) == 64 for m in ("embedder", "nli"))
+    assert roles["machine"][1] and platform.machine() in roles["machine"][2]  # the CPU the run was computed on
     assert res.verdict.label in ("supported", "refuted", "not_enough_info", "conflicting")
     assert mini_db.execute("SELECT count(*) FROM evidence WHERE claim_id = ?", [res.claim_id]).fetchone()[0] == 2
 

@@ -15,7 +15,7 @@ a call does not depend on what came before. On CPUs where batch shape does not c
 kernels' rounding (e.g. this project's AVX-512 machines) legacy shows 0 too; on an AMD EPYC
 without AVX-512 it showed up to 0.013 (issue 13).
 
-    python benchmarks/llm_prefix_reuse.py [--pairs 24] [--json OUT]
+    python benchmarks/llm_prefix_reuse.py [--pairs 16] [--json OUT]
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def run(mode: str, pairs: list[tuple[str, str]]) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pairs", type=int, default=24)
+    ap.add_argument("--pairs", type=int, default=16)
     ap.add_argument("--modes", default=f"legacy,block{PROMPT_BLOCK},block64,fresh")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()

@@ -96,7 +96,7 @@ def _check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
     """(external id, text) per run to create; [] when resuming. Every text is checked here
     (empty, too long, not text) so a bad batch line stops the batch before anything runs."""
     from core.errors import InputError
-    from core.ingest.sources import _field, _jsonl_records, read_text_file
+    from core.ingest.sources import jsonl_records, read_text_file, record_field
     from core.settings import check_text_size
 
     if text is not None:
@@ -120,12 +120,12 @@ def _check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
         if not jsonl.exists():
             raise InputError("no such file", jsonl)
         items = []
-        for lineno, obj in _jsonl_records(jsonl):
+        for lineno, obj in jsonl_records(jsonl):
             body = obj.get("text")
             if not isinstance(body, str) or not body.strip():
                 raise InputError("needs a non-empty string field 'text'", jsonl, lineno)
             check_text_size(body, "field 'text'", jsonl, lineno)
-            ext_id = _field(obj, "id", (str, int), jsonl, lineno, required=False)
+            ext_id = record_field(obj, "id", (str, int), jsonl, lineno, required=False)
             items.append((str(lineno if ext_id is None else ext_id), body))
         if not items:
             raise InputError("contains no inputs", jsonl)

@@ -24,8 +24,10 @@ from textual.widgets import Button, DataTable, Footer, Select, Static, TextArea
 from textual.widgets.text_area import Selection
 from textual.worker import Worker, WorkerState
 
+from core.decompose import DECOMPOSERS
 from core.errors import ClaimscopeError
 from core.pipeline.events import EventKind
+from core.score.precision import factual_precision
 from core.workbench import RunOptions, Workbench
 from store import runs as rq
 from store.inspect import claim_view, run_claim_views
@@ -37,7 +39,10 @@ from tui.widgets.claims import ClaimsTable
 from tui.widgets.inspector import EvidenceInspector
 
 VERIFIERS = {"embedded": "NLI verifier", "llm": "LLM judge"}
-DECOMPOSER_NAMES = {"rules": "rule claims", "sentence": "sentences", "llm": "LLM claims"}
+# Labels for the input bar; the names themselves come from the decompose registry, so a new
+# variant shows up here (under its own name until it gets a label).
+_DECOMPOSER_LABELS = {"rules": "rule claims", "sentence": "sentences", "llm": "LLM claims"}
+DECOMPOSER_NAMES = {name: _DECOMPOSER_LABELS.get(name, name) for name in DECOMPOSERS}
 ALL_SOURCES = "__all__"
 
 
@@ -346,7 +351,7 @@ class ClaimscopeApp(AppActions, App):
         if len(claims) > len(checkable):
             parts.append(f"{len(claims) - len(checkable)} not checkable")
         if labels:
-            parts.append(f"factual precision {labels.count('supported') / len(labels):.2f}")
+            parts.append(f"factual precision {factual_precision(labels):.2f}")
             parts.append(" ".join(f"{icon}{labels.count(k)}" for k, icon in
                                   (("supported", "✔"), ("refuted", "✘"), ("not_enough_info", "?"), ("conflicting", "⚡"))))
         if "first" in self.timing:

@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING
 
 from core.diagnostics.acu import ANSWERS, DIRECTION, REFUTES, SUPPORTS, TABLE22_ORDER, ContextUsage, normalise_stance
 from core.errors import InputError
-from core.evaluate.datasets import _check_file, _records
+from core.evaluate.datasets import check_file
 from core.evaluate.report import claimscope_version, machine
-from core.ingest.sources import _field
+from core.ingest.sources import jsonl_records, record_field
 
 if TYPE_CHECKING:
     from core.diagnostics.acu import ContextUsageScorer
@@ -67,10 +67,10 @@ def load_acu_pairs(path: str | Path) -> list[AcuPair]:
 
     Every problem raises :class:`InputError` naming the file and line: malformed JSON, a
     missing or mistyped field, an empty claim or evidence, an unknown stance, a duplicate id."""
-    path = _check_file(path, "ACU pairs")
+    path = check_file(path, "ACU pairs")
     pairs: list[AcuPair] = []
     seen: dict[str, int] = {}
-    for lineno, obj in _records(path):
+    for lineno, obj in jsonl_records(path):
         rows = _climate_fever_row(obj, path, lineno) if "evidences" in obj else [_own_row(obj, path, lineno)]
         for pair in rows:
             if pair.id in seen:
@@ -83,7 +83,7 @@ def load_acu_pairs(path: str | Path) -> list[AcuPair]:
 
 
 def _text(obj: dict, key: str, path: Path, lineno: int, where: str = "") -> str:
-    value = _field(obj, key, str, path, lineno)
+    value = record_field(obj, key, str, path, lineno)
     if not value.strip():
         raise InputError(f"field {where}{key!r} is empty", path, lineno)
     return value.strip()
@@ -97,13 +97,13 @@ def _own_row(obj: dict, path: Path, lineno: int) -> AcuPair:
         )
     claim = _text(obj, "claim", path, lineno)
     evidence = _text(obj, "evidence", path, lineno)
-    raw = _field(obj, "stance", str, path, lineno)
+    raw = record_field(obj, "stance", str, path, lineno)
     try:
         stance = normalise_stance(raw)
     except InputError as exc:
         raise InputError(str(exc), path, lineno) from None
-    claimant = (_field(obj, "claimant", str, path, lineno, required=False) or "").strip() or None
-    ext_id = _field(obj, "id", (str, int), path, lineno, required=False)
+    claimant = (record_field(obj, "claimant", str, path, lineno, required=False) or "").strip() or None
+    ext_id = record_field(obj, "id", (str, int), path, lineno, required=False)
     if isinstance(ext_id, bool):
         raise InputError("field 'id' must be str or int, got bool", path, lineno)
     pid = str(ext_id) if ext_id is not None else f"line-{lineno}"
@@ -111,15 +111,15 @@ def _own_row(obj: dict, path: Path, lineno: int) -> AcuPair:
 
 
 def _climate_fever_row(obj: dict, path: Path, lineno: int) -> list[AcuPair]:
-    cid = str(_field(obj, "claim_id", (str, int), path, lineno))
+    cid = str(record_field(obj, "claim_id", (str, int), path, lineno))
     claim = _text(obj, "claim", path, lineno)
-    evidences = _field(obj, "evidences", list, path, lineno)
+    evidences = record_field(obj, "evidences", list, path, lineno)
     out = []
     for n, ev in enumerate(evidences):
         if not isinstance(ev, dict):
             raise InputError(f"evidences[{n}] must be an object", path, lineno)
         text = _text(ev, "evidence", path, lineno, where=f"evidences[{n}].")
-        raw = _field(ev, "evidence_label", str, path, lineno)
+        raw = record_field(ev, "evidence_label", str, path, lineno)
         stance = _CLIMATE_FEVER_STANCES.get(raw.strip().upper().replace(" ", "_"))
         if stance is None:
             raise InputError(

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import InputError
-from core.evaluate.datasets import _check_file
+from core.evaluate.datasets import check_file
 from core.evaluate.report import claimscope_version, machine
-from core.ingest.sources import _field, _jsonl_records
+from core.ingest.sources import jsonl_records, record_field
 from core.score.attribution import LABELS, Attributor, claim_citations
 
 # seed 002 §3.7, Table 6, zero-shot T5-TRUE (P, R, F1) — the reference this eval compares with
@@ -62,11 +62,11 @@ def parse_evidence(entry: str) -> tuple[int | None, str | None]:
 
 
 def load_expertqa(path: str | Path) -> list[ExpertAnswer]:
-    path = _check_file(path, "ExpertQA")
+    path = check_file(path, "ExpertQA")
     out = []
-    for lineno, obj in _jsonl_records(path):
-        question = _field(obj, "question", str, path, lineno)
-        answers = _field(obj, "answers", dict, path, lineno)
+    for lineno, obj in jsonl_records(path):
+        question = record_field(obj, "question", str, path, lineno)
+        answers = record_field(obj, "answers", dict, path, lineno)
         for system, ans in answers.items():
             if not isinstance(ans, dict) or not isinstance(ans.get("claims"), list):
                 raise InputError(f"answer {system!r} needs a list field 'claims'", path, lineno)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import InputError
-from core.ingest.sources import _field, _jsonl_records
+from core.ingest.sources import jsonl_records, record_field
 
 
 @dataclass(frozen=True)
@@ -30,11 +30,11 @@ def load_scifact_claims(path: str | Path) -> list[SciFactClaim]:
     if path.is_dir():
         raise InputError("is a directory, expected a claims JSONL file", path)
     claims = []
-    for lineno, obj in _jsonl_records(path):
-        cid = _field(obj, "id", int, path, lineno)
-        text = _field(obj, "claim", str, path, lineno)
-        evidence = _field(obj, "evidence", dict, path, lineno, required=False) or {}
-        cited = _field(obj, "cited_doc_ids", list, path, lineno, required=False) or []
+    for lineno, obj in jsonl_records(path):
+        cid = record_field(obj, "id", int, path, lineno)
+        text = record_field(obj, "claim", str, path, lineno)
+        evidence = record_field(obj, "evidence", dict, path, lineno, required=False) or {}
+        cited = record_field(obj, "cited_doc_ids", list, path, lineno, required=False) or []
         claims.append(SciFactClaim(cid, text, {str(k): v for k, v in evidence.items()}, tuple(str(c) for c in cited)))
     if not claims:
         raise InputError("contains no claims", path)
@@ -105,7 +105,7 @@ def load_verifier_dataset(
     """
     if name not in DATASET_LABELS:
         raise InputError(f"unknown verifier dataset {name!r} (use one of {', '.join(VERIFIER_DATASETS)})")
-    path = _check_file(path, "dataset")
+    path = check_file(path, "dataset")
     if name == "scifact":
         if corpus is None:
             raise InputError("the scifact dataset needs the corpus JSONL (--corpus)", path)
@@ -134,11 +134,11 @@ def load_fever_symmetric(path: str | Path) -> list[NLIExample]:
 
     FEVER's tokenisation is undone (:func:`detokenize_fever`) in claim and evidence.
     """
-    path = _check_file(path, "dataset")
+    path = check_file(path, "dataset")
     out = []
-    for lineno, obj in _records(path):
-        claim = _field(obj, "claim", str, path, lineno)
-        evidence = _field(obj, "evidence", str, path, lineno)
+    for lineno, obj in jsonl_records(path):
+        claim = record_field(obj, "claim", str, path, lineno)
+        evidence = record_field(obj, "evidence", str, path, lineno)
         label = _label(obj, "label", _FEVER_LABELS, path, lineno)
         meta = {"id": str(obj["id"])} if obj.get("id") is not None else None
         out.append(NLIExample(detokenize_fever(evidence), detokenize_fever(claim), label, None, meta))
@@ -152,18 +152,18 @@ def load_vitaminc(path: str | Path, split: str | None = None) -> list[NLIExample
     which ``models.train_nli.vitaminc_split(page) == split`` (then ``page`` is required).
     Text is kept as published (the verifier was trained on it in that form).
     """
-    path = _check_file(path, "dataset")
+    path = check_file(path, "dataset")
     if split is not None and split not in VITAMINC_SPLITS:
         raise InputError(f"unknown vitaminc split {split!r} (use {' or '.join(VITAMINC_SPLITS)})")
     split_of = None
     if split is not None:
         from models.train_nli import vitaminc_split as split_of  # lazy: the training module imports torch
     out = []
-    for lineno, obj in _records(path):
-        claim = _field(obj, "claim", str, path, lineno)
-        evidence = _field(obj, "evidence", str, path, lineno)
+    for lineno, obj in jsonl_records(path):
+        claim = record_field(obj, "claim", str, path, lineno)
+        evidence = record_field(obj, "evidence", str, path, lineno)
         label = _label(obj, "label", _FACT3_LABELS, path, lineno)
-        page = _field(obj, "page", str, path, lineno, required=split is not None)
+        page = record_field(obj, "page", str, path, lineno, required=split is not None)
         if split_of is not None and split_of(page) != split:
             continue
         meta = {k: obj[k] for k in ("unique_id", "id", "case_id", "page") if obj.get(k) is not None} or None
@@ -183,12 +183,12 @@ def load_scifact_pairs(claims_path: str | Path, corpus_path: str | Path) -> list
     content words with the claim (ties: earlier sentence), in document order; label
     neutral. ``group`` is the claim id.
     """
-    claims_path = _check_file(claims_path, "claims")
-    corpus_path = _check_file(corpus_path, "corpus")
+    claims_path = check_file(claims_path, "claims")
+    corpus_path = check_file(corpus_path, "corpus")
     abstracts: dict[str, list[str]] = {}
-    for lineno, obj in _records(corpus_path):
-        doc_id = str(_field(obj, "doc_id", (str, int), corpus_path, lineno))
-        abstract = _field(obj, "abstract", list, corpus_path, lineno)
+    for lineno, obj in jsonl_records(corpus_path):
+        doc_id = str(record_field(obj, "doc_id", (str, int), corpus_path, lineno))
+        abstract = record_field(obj, "abstract", list, corpus_path, lineno)
         if not all(isinstance(s, str) for s in abstract):
             raise InputError("field 'abstract' must be a list of sentences (strings)", corpus_path, lineno)
         abstracts[doc_id] = [s.strip() for s in abstract]
@@ -201,11 +201,11 @@ def load_scifact_pairs(claims_path: str | Path, corpus_path: str | Path) -> list
         return abstracts[doc_id]
 
     out = []
-    for lineno, obj in _records(claims_path):
-        cid = str(_field(obj, "id", (int, str), claims_path, lineno))
-        claim = _field(obj, "claim", str, claims_path, lineno)
-        evidence = _field(obj, "evidence", dict, claims_path, lineno, required=False) or {}
-        cited = _field(obj, "cited_doc_ids", list, claims_path, lineno, required=False) or []
+    for lineno, obj in jsonl_records(claims_path):
+        cid = str(record_field(obj, "id", (int, str), claims_path, lineno))
+        claim = record_field(obj, "claim", str, claims_path, lineno)
+        evidence = record_field(obj, "evidence", dict, claims_path, lineno, required=False) or {}
+        cited = record_field(obj, "cited_doc_ids", list, claims_path, lineno, required=False) or []
         for doc_id, sets in evidence.items():
             sentences = doc(str(doc_id), lineno)
             if not isinstance(sets, list) or not sets:
@@ -215,7 +215,7 @@ def load_scifact_pairs(claims_path: str | Path, corpus_path: str | Path) -> list
                 if not isinstance(rationale, dict):
                     raise InputError(f"evidence for document {doc_id}: each rationale must be an object", claims_path, lineno)
                 labels.add(_label(rationale, "label", _SCIFACT_LABELS, claims_path, lineno))
-                idx = _field(rationale, "sentences", list, claims_path, lineno)
+                idx = record_field(rationale, "sentences", list, claims_path, lineno)
                 for i in idx:
                     if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(sentences):
                         raise InputError(
@@ -258,17 +258,17 @@ def load_climate_fever(path: str | Path) -> list[NLIExample]:
     (SUPPORTS / REFUTES / NOT_ENOUGH_INFO). ``group`` is the ``claim_id``; the claim-level
     label (which may be DISPUTED, a claim-level-only label) is kept in ``meta["claim_label"]``.
     """
-    path = _check_file(path, "dataset")
+    path = check_file(path, "dataset")
     out = []
-    for lineno, obj in _records(path):
-        cid = str(_field(obj, "claim_id", (str, int), path, lineno))
-        claim = _field(obj, "claim", str, path, lineno)
-        claim_label = _field(obj, "claim_label", str, path, lineno, required=False)
-        evidences = _field(obj, "evidences", list, path, lineno)
+    for lineno, obj in jsonl_records(path):
+        cid = str(record_field(obj, "claim_id", (str, int), path, lineno))
+        claim = record_field(obj, "claim", str, path, lineno)
+        claim_label = record_field(obj, "claim_label", str, path, lineno, required=False)
+        evidences = record_field(obj, "evidences", list, path, lineno)
         for n, ev in enumerate(evidences):
             if not isinstance(ev, dict):
                 raise InputError(f"evidences[{n}] must be an object", path, lineno)
-            text = _field(ev, "evidence", str, path, lineno)
+            text = record_field(ev, "evidence", str, path, lineno)
             label = _label(ev, "evidence_label", _FACT3_LABELS, path, lineno)
             meta = {"claim_id": cid, "claim_label": claim_label, "evidence_id": ev.get("evidence_id")}
             out.append(NLIExample(text, claim, label, cid, meta))
@@ -293,16 +293,16 @@ def load_wice(path: str | Path) -> list[NLIExample]:
     classifiers). ``group`` is ``meta.id`` (the claim); ``meta["wice_label"]`` keeps the
     original label.
     """
-    path = _check_file(path, "dataset")
+    path = check_file(path, "dataset")
     out = []
-    for lineno, obj in _records(path):
-        claim = _field(obj, "claim", str, path, lineno)
-        evidence = _field(obj, "evidence", list, path, lineno)
+    for lineno, obj in jsonl_records(path):
+        claim = record_field(obj, "claim", str, path, lineno)
+        evidence = record_field(obj, "evidence", list, path, lineno)
         if not all(isinstance(s, str) for s in evidence):
             raise InputError("field 'evidence' must be a list of sentences (strings)", path, lineno)
-        raw = _field(obj, "label", str, path, lineno)
+        raw = record_field(obj, "label", str, path, lineno)
         label = _label(obj, "label", _WICE_LABELS, path, lineno)
-        info = _field(obj, "meta", dict, path, lineno, required=False) or {}
+        info = record_field(obj, "meta", dict, path, lineno, required=False) or {}
         group = str(info["id"]) if info.get("id") is not None else None
         meta = {"wice_label": raw, "id": group, "format": "claim" if "supporting_sentences" in obj else "oracle_chunks"}
         premise = " ".join(s.strip() for s in evidence if s.strip())
@@ -313,11 +313,11 @@ def load_wice(path: str | Path) -> list[NLIExample]:
 def load_nli(path: str | Path) -> list[NLIExample]:
     """Generic NLI JSONL (``premise``, ``hypothesis``, ``label`` ∈ entailment / neutral /
     contradiction), plain or gzip-compressed (``.gz``), as the files under ``../shared/data/nli``."""
-    path = _check_file(path, "dataset")
+    path = check_file(path, "dataset")
     out = []
-    for lineno, obj in _records(path):
-        premise = _field(obj, "premise", str, path, lineno)
-        hypothesis = _field(obj, "hypothesis", str, path, lineno)
+    for lineno, obj in jsonl_records(path):
+        premise = record_field(obj, "premise", str, path, lineno)
+        hypothesis = record_field(obj, "hypothesis", str, path, lineno)
         label = _label(obj, "label", _NLI_LABELS, path, lineno)
         meta = {k: obj[k] for k in ("id", "source") if obj.get(k) is not None} or None
         out.append(NLIExample(premise, hypothesis, label, None, meta))
@@ -354,7 +354,8 @@ def detokenize_fever(text: str) -> str:
     return " ".join(text.split())
 
 
-def _check_file(path: str | Path, what: str) -> Path:
+def check_file(path: str | Path, what: str) -> Path:
+    """The dataset file, or an InputError saying it is missing or a folder."""
     path = Path(path).expanduser()
     if not path.exists():
         raise InputError(f"no such {what} file", path)
@@ -363,13 +364,8 @@ def _check_file(path: str | Path, what: str) -> Path:
     return path
 
 
-def _records(path: Path):
-    """(line number, object) per non-blank line of a JSONL file, gzip-compressed if it ends in ``.gz``."""
-    return _jsonl_records(path)
-
-
 def _label(obj: dict, key: str, allowed: dict[str, str], path: Path, lineno: int) -> str:
-    raw = _field(obj, key, str, path, lineno)
+    raw = record_field(obj, key, str, path, lineno)
     norm = allowed.get(" ".join(raw.replace("_", " ").lower().split()))
     if norm is None:
         want = ", ".join(k.upper() for k in allowed)

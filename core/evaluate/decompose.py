@@ -29,7 +29,7 @@ import numpy as np
 from core.decompose.base import Decomposer
 from core.errors import InputError
 from core.evaluate.report import claimscope_version, machine
-from core.ingest.sources import _field, _jsonl_records
+from core.ingest.sources import jsonl_records, record_field
 
 THRESHOLDS = {"nli": 0.5, "embedding": 0.75}
 
@@ -46,11 +46,11 @@ def load_decompose_dataset(name: str, path: str | Path) -> list[GoldAnswer]:
     if not path.exists():
         raise InputError("no such file", path)
     out = []
-    for lineno, obj in _jsonl_records(path):
+    for lineno, obj in jsonl_records(path):
         if name == "auto":  # FActScore records annotate sentences; Factcheck-GPT records list them
             name = "factscore" if "annotations" in obj else "factcheck-gpt" if "sentences" in obj else name
         if name == "factscore":
-            text = _field(obj, "output", str, path, lineno)
+            text = record_field(obj, "output", str, path, lineno)
             anns = obj.get("annotations") or []
             sents = [
                 (a["text"], [f["text"] for f in (a.get("human-atomic-facts") or [])])
@@ -58,8 +58,8 @@ def load_decompose_dataset(name: str, path: str | Path) -> list[GoldAnswer]:
                 if isinstance(a, dict) and isinstance(a.get("text"), str)
             ]
         elif name == "factcheck-gpt":
-            text = _field(obj, "response", str, path, lineno)
-            raw = _field(obj, "sentences", dict, path, lineno)
+            text = record_field(obj, "response", str, path, lineno)
+            raw = record_field(obj, "sentences", dict, path, lineno)
             sents = [(s["text"], [c for c in (s.get("claims") or []) if isinstance(c, str)]) for s in raw.values()]
         else:
             raise InputError(f"unknown decomposition dataset {name!r} (factscore, factcheck-gpt, auto)", path, lineno)

@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import InputError
-from core.evaluate.datasets import _check_file
+from core.evaluate.datasets import check_file
 from core.evaluate.report import claimscope_version, machine
-from core.ingest.sources import _field, _jsonl_records
+from core.ingest.sources import jsonl_records, record_field
 from core.score.agreement import agreement
 from core.score.precision import AnswerPrecision, ClaimOutcome, answer_precision, batch_precision
 from core.verify.verifier import ClaimVerdict, PassageEvidence, Verifier
@@ -69,13 +69,13 @@ def load_factuality(dataset: str, path: str | Path) -> tuple[list[GoldAnswer], i
     unknown)."""
     if dataset not in DATASETS:
         raise InputError(f"unknown factuality dataset {dataset!r} ({', '.join(DATASETS)})")
-    path = _check_file(path, dataset)
+    path = check_file(path, dataset)
     mapping = HUMAN_TO_VERDICT[dataset]
     out = []
-    for lineno, obj in _jsonl_records(path):
+    for lineno, obj in jsonl_records(path):
         claims, dropped = [], 0
         if dataset == "factscore":
-            text = _field(obj, "output", str, path, lineno)
+            text = record_field(obj, "output", str, path, lineno)
             topic = obj.get("topic")
             for ann in obj.get("annotations") or []:
                 for fact in (ann.get("human-atomic-facts") or []) if isinstance(ann, dict) else []:
@@ -85,9 +85,9 @@ def load_factuality(dataset: str, path: str | Path) -> tuple[list[GoldAnswer], i
                         dropped += 1
             ext = f"{path.stem}:{topic or lineno}"
         else:
-            text = _field(obj, "response", str, path, lineno)
+            text = record_field(obj, "response", str, path, lineno)
             topic = None
-            for s in _field(obj, "sentences", dict, path, lineno).values():
+            for s in record_field(obj, "sentences", dict, path, lineno).values():
                 labels = s.get("claims_factuality_label") or []
                 evidence = s.get("auto_evidence") or [[] for _ in labels]
                 for c, lab, ev in zip(s.get("claims") or [], labels, evidence, strict=False):

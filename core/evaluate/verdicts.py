@@ -22,7 +22,7 @@ import numpy as np
 
 from core.errors import InputError
 from core.evaluate.metrics import accuracy, confusion, macro_f1
-from core.ingest.sources import _field, _jsonl_records
+from core.ingest.sources import jsonl_records, record_field
 from core.verify.base import Thresholds
 from core.verify.verifier import VERDICTS, Judgement, PassageEvidence, Verifier
 
@@ -39,12 +39,12 @@ def load_climate_fever_claims(path: str | Path) -> list[tuple[str, str, list[tup
     if not path.exists():
         raise InputError("no such file", path)
     out = []
-    for lineno, obj in _jsonl_records(path):
-        claim = _field(obj, "claim", str, path, lineno)
-        label = _field(obj, "claim_label", str, path, lineno)
+    for lineno, obj in jsonl_records(path):
+        claim = record_field(obj, "claim", str, path, lineno)
+        label = record_field(obj, "claim_label", str, path, lineno)
         if label not in CLIMATE_FEVER_VERDICT:
             raise InputError(f"unknown claim_label {label!r}", path, lineno)
-        evidences = _field(obj, "evidences", list, path, lineno)
+        evidences = record_field(obj, "evidences", list, path, lineno)
         sents = [
             (e["evidence"], str(e.get("article") or ""))
             for e in evidences

@@ -143,7 +143,7 @@ def load_documents(path: str | Path, fmt: str = "auto", columns: CsvColumns | No
     return docs
 
 
-def _jsonl_records(path: Path):
+def jsonl_records(path: Path):
     """(line number, object) for each non-blank line; bad JSON names its line.
 
     A path ending in ``.gz`` is read through gzip (the NLI training and dev files are)."""
@@ -168,7 +168,10 @@ def _jsonl_records(path: Path):
         raise InputError(f"not a readable gzip file ({exc})", path) from None
 
 
-def _field(obj: dict, key: str, kind: type | tuple, path: Path, lineno: int, required: bool = True):
+def record_field(obj: dict, key: str, kind: type | tuple, path: Path, lineno: int, required: bool = True):
+    """A JSONL record's field checked for type; a missing (required) or mistyped one is an
+    InputError naming the file and line. Public: every dataset loader in core.evaluate reads
+    its records with this and :func:`jsonl_records`."""
     value = obj.get(key)
     if value is None:
         if required:
@@ -188,16 +191,16 @@ def _check_unique(seen: dict[str, int], ext_id: str, path: Path, lineno: int) ->
 
 def _load_jsonl(path: Path) -> list[DocumentRecord]:
     docs, seen = [], {}
-    for lineno, obj in _jsonl_records(path):
-        ext_id = _field(obj, "id", (str, int), path, lineno)
+    for lineno, obj in jsonl_records(path):
+        ext_id = record_field(obj, "id", (str, int), path, lineno)
         text = obj.get("text", obj.get("contents"))
         if text is None:
             raise InputError("missing field 'text' (or 'contents')", path, lineno)
         if not isinstance(text, str):
             raise InputError(f"field 'text' must be str, got {type(text).__name__}", path, lineno)
-        title = _field(obj, "title", str, path, lineno, required=False) or ""
-        url = _field(obj, "url", str, path, lineno, required=False)
-        date = _field(obj, "date", str, path, lineno, required=False)
+        title = record_field(obj, "title", str, path, lineno, required=False) or ""
+        url = record_field(obj, "url", str, path, lineno, required=False)
+        date = record_field(obj, "date", str, path, lineno, required=False)
         if not text.strip():
             continue  # an empty document holds no evidence
         _check_unique(seen, str(ext_id), path, lineno)
@@ -207,10 +210,10 @@ def _load_jsonl(path: Path) -> list[DocumentRecord]:
 
 def _load_scifact(path: Path) -> list[DocumentRecord]:
     docs, seen = [], {}
-    for lineno, obj in _jsonl_records(path):
-        ext_id = _field(obj, "doc_id", (str, int), path, lineno)
-        title = _field(obj, "title", str, path, lineno, required=False) or ""
-        abstract = _field(obj, "abstract", list, path, lineno)
+    for lineno, obj in jsonl_records(path):
+        ext_id = record_field(obj, "doc_id", (str, int), path, lineno)
+        title = record_field(obj, "title", str, path, lineno, required=False) or ""
+        abstract = record_field(obj, "abstract", list, path, lineno)
         if not all(isinstance(s, str) for s in abstract):
             raise InputError("field 'abstract' must be a list of sentences (strings)", path, lineno)
         text, spans = "", []

@@ -15,17 +15,17 @@ from tui.cli.options import (
     GROUNDING_HELP,
     MODE_HELP,
     PROMPT_HELP,
-    _check_inputs,
-    _db,
-    _expander,
-    _run_settings,
-    _searcher,
-    _settings,
-    _verifier,
-    _workbench,
+    check_inputs,
+    database,
+    expander_of,
     raise_input,
+    run_settings_of,
+    searcher_of,
+    settings_of,
+    verifier_of,
+    workbench_of,
 )
-from tui.cli.render import _print_check, print_expansion, print_hits, print_verdict
+from tui.cli.render import print_check, print_expansion, print_hits, print_verdict
 from tui.cli.root import app
 
 # ---------------------------------------------------------------- search
@@ -50,12 +50,12 @@ def search(
     from core.pipeline.stored import expand_cached
     from core.settings import check_text_size
 
-    mode = mode or _settings(ctx).mode
+    mode = mode or settings_of(ctx).mode
 
     check_text_size(query, "the query")
-    db = _db(ctx)
-    searcher = _searcher(ctx, db, source)
-    expander = _expander(ctx, mode, prompt, llm)
+    db = database(ctx)
+    searcher = searcher_of(ctx, db, source)
+    expander = expander_of(ctx, mode, prompt, llm)
     expansion = expand_cached(db, expander, query) if expander is not None else None
     if expansion is not None:
         print_expansion(expansion)
@@ -90,9 +90,9 @@ def decompose(
         raise_input("give either a text or --jsonl FILE")
     if text is not None and not text.strip():
         raise_input("the text is empty")
-    items = _check_inputs(text, None, jsonl)  # also refuses a text over the size limit
-    settings = _settings(ctx)
-    dec = _workbench(ctx, llm=llm).decomposer(decomposer or settings.decomposer)
+    items = check_inputs(text, None, jsonl)  # also refuses a text over the size limit
+    settings = settings_of(ctx)
+    dec = workbench_of(ctx, llm=llm).decomposer(decomposer or settings.decomposer)
     for ext_id, body in items:
         claims = dec.decompose(body)
         for warning in getattr(dec, "warnings", []):
@@ -138,13 +138,13 @@ def verify(
     from core.settings import check_text_size
 
     check_text_size(claim, "the claim")
-    s = _run_settings(ctx, mode=mode, top_k=k, verifier=verifier, grounding=grounding)
+    s = run_settings_of(ctx, mode=mode, top_k=k, verifier=verifier, grounding=grounding)
     mode, k, verifier, grounding = s.mode, s.top_k, s.verifier, s.grounding
-    db = _db(ctx)
-    searcher = _searcher(ctx, db, source)
-    expander = _expander(ctx, mode, prompt, llm)
-    splitter = _workbench(ctx).splitter() if expander is not None else None
-    result = verify_claim(db, searcher, _verifier(ctx, verifier, grounding), claim, sources=source, k=k, mode=mode,
+    db = database(ctx)
+    searcher = searcher_of(ctx, db, source)
+    expander = expander_of(ctx, mode, prompt, llm)
+    splitter = workbench_of(ctx).splitter() if expander is not None else None
+    result = verify_claim(db, searcher, verifier_of(ctx, verifier, grounding), claim, sources=source, k=k, mode=mode,
                           expander=expander, splitter=splitter)
     if result.expansion is not None and not as_json:
         print_expansion(result.expansion, result.leakage.matched if result.leakage else None)
@@ -200,22 +200,22 @@ def check(
     given = [x is not None for x in (text, file, jsonl, resume)]
     if sum(given) != 1:
         raise_input("give exactly one of: TEXT, --file F, --jsonl F, --resume RUN")
-    inputs = _check_inputs(text, file, jsonl)
-    settings = _run_settings(ctx, mode=mode, top_k=k, decomposer=decomposer, verifier=verifier, grounding=grounding)
+    inputs = check_inputs(text, file, jsonl)
+    settings = run_settings_of(ctx, mode=mode, top_k=k, decomposer=decomposer, verifier=verifier, grounding=grounding)
     mode, k, decomposer, verifier, grounding = (settings.mode, settings.top_k, settings.decomposer, settings.verifier,
                                                 settings.grounding)
-    db = _db(ctx)
+    db = database(ctx)
     if resume is not None and rq.get_run(db, resume) is None:
         from core.errors import NotFoundError
 
         raise NotFoundError(f"no run {resume} in {settings.db_path}")
-    searcher = _searcher(ctx, db, source)
-    expander = _expander(ctx, mode, prompt, llm)
+    searcher = searcher_of(ctx, db, source)
+    expander = expander_of(ctx, mode, prompt, llm)
     pipeline = Pipeline(
-        db, _workbench(ctx).decomposer(decomposer), searcher,
-        _verifier(ctx, verifier, grounding),
+        db, workbench_of(ctx).decomposer(decomposer), searcher,
+        verifier_of(ctx, verifier, grounding),
         sources=source, k=k, mode=mode, expander=expander,
-        splitter=_workbench(ctx).splitter() if expander is not None else None,
+        splitter=workbench_of(ctx).splitter() if expander is not None else None,
     )
     sink = out_path.open("w", encoding="utf-8") if out_path else None
     results = []
@@ -252,4 +252,4 @@ def check(
     finally:
         if sink:
             sink.close()
-    _print_check(results, fmt)
+    print_check(results, fmt)

@@ -12,14 +12,14 @@ import typer
 from tui.cli.options import (
     EXPAND_LLM_HELP,
     GROUNDING_HELP,
-    _db,
-    _searcher,
-    _verifier,
-    _workbench,
-    _write_report,
+    database,
     raise_input,
+    searcher_of,
+    verifier_of,
+    workbench_of,
+    write_report,
 )
-from tui.cli.root import _state, eval_app
+from tui.cli.root import eval_app, state_of
 
 # ---------------------------------------------------------------- eval
 
@@ -59,17 +59,17 @@ def eval_retrieval(
             modes=[m.strip() for m in modes.split(",") if m.strip()],
             ks=[int(x) for x in k.split(",") if x.strip()],
             index_kinds=[x.strip() for x in index_kinds.split(",") if x.strip()],
-            embedder_factory=_workbench(ctx).embedder,
-            splitter_factory=_workbench(ctx).splitter,
-            db_path=_state(ctx).db_path,
+            embedder_factory=workbench_of(ctx).embedder,
+            splitter_factory=workbench_of(ctx).splitter,
+            db_path=state_of(ctx).db_path,
             limit=limit,
             progress=update,
-            llm_factory=_workbench(ctx, llm=llm).llm,
+            llm_factory=workbench_of(ctx, llm=llm).llm,
             hyde_prompt=prompt,
             params=ExpansionParams(max_tokens=max_tokens),
         )
     sys.stdout.write(format_table(report) + "\n")
-    _write_report(report, json_out)
+    write_report(report, json_out)
 
 
 @eval_app.command("leakage")
@@ -97,19 +97,19 @@ def eval_leakage(
     from core.retrieve.expand import ExpansionParams
     from tui.console import progress_bar
 
-    wb = _workbench(ctx)
+    wb = workbench_of(ctx)
     nli = wb.nli(verifier)
     with progress_bar() as update:
         report = evaluate_leakage(
             claims_path=claims, corpus_path=corpus, embedder_factory=wb.embedder,
-            splitter_factory=wb.splitter, nli=nli, llm_factory=_workbench(ctx, llm=llm).llm,
+            splitter_factory=wb.splitter, nli=nli, llm_factory=workbench_of(ctx, llm=llm).llm,
             methods=[m.strip() for m in methods.split(",") if m.strip()],
             ks=[int(x) for x in k.split(",") if x.strip()], hyde_prompt=prompt,
-            params=ExpansionParams(max_tokens=max_tokens), repeats=repeats, db_path=_state(ctx).db_path,
+            params=ExpansionParams(max_tokens=max_tokens), repeats=repeats, db_path=state_of(ctx).db_path,
             limit=limit, progress=update, min_entailment=min_entailment,
         )
     sys.stdout.write(format_table(report) + "\n")
-    _write_report(report, json_out)
+    write_report(report, json_out)
 
 
 @eval_app.command("verifier")
@@ -139,7 +139,7 @@ def eval_verifier(
     from tui.console import progress_bar
 
     t0 = time.perf_counter()
-    wb = _workbench(ctx, device=device)
+    wb = workbench_of(ctx, device=device)
     loaded = {name.strip(): wb.nli(name.strip()) for name in models.split(",") if name.strip()}
     load_s = time.perf_counter() - t0
     with progress_bar() as update:
@@ -150,7 +150,7 @@ def eval_verifier(
         )
     report["timing"]["models_load_s"] = load_s
     sys.stdout.write(format_table(report) + "\n")
-    _write_report(report, json_out)
+    write_report(report, json_out)
 
 
 @eval_app.command("verdicts")
@@ -171,9 +171,9 @@ def eval_verdicts(
     if dataset != "climate-fever":
         raise_input(f"unknown verdict dataset {dataset!r} (supported: climate-fever)")
     with progress_bar() as update:
-        report = evaluate_verdicts(path=path, verifier=_verifier(ctx, verifier, grounding), seed=seed, limit=limit, progress=update)
+        report = evaluate_verdicts(path=path, verifier=verifier_of(ctx, verifier, grounding), seed=seed, limit=limit, progress=update)
     sys.stdout.write(format_table(report) + "\n")
-    _write_report(report, json_out)
+    write_report(report, json_out)
 
 
 @eval_app.command("decompose")
@@ -192,7 +192,7 @@ def eval_decompose(
     from core.evaluate.decompose import evaluate_decompose, evaluate_decompose_sets, format_table
     from tui.console import progress_bar
 
-    wb = _workbench(ctx, llm=llm)
+    wb = workbench_of(ctx, llm=llm)
     decs = {n.strip(): wb.decomposer(n.strip()) for n in decomposers.split(",") if n.strip()}
     matcher = wb.nli(verifier) if match == "nli" else wb.embedder()
     with progress_bar() as update:
@@ -203,7 +203,7 @@ def eval_decompose(
             report = evaluate_decompose_sets(sets=[(dataset, p) for p in path], decomposers=decs, matcher=matcher,
                                              method=match, limit=limit, progress=update)
     sys.stdout.write(format_table(report) + "\n")
-    _write_report(report, json_out)
+    write_report(report, json_out)
 
 
 @eval_app.command("attribution")
@@ -223,12 +223,12 @@ def eval_attribution(
 
     if dataset != "expertqa":
         raise_input(f"unknown attribution dataset {dataset!r} (supported: expertqa)")
-    wb = _workbench(ctx)
+    wb = workbench_of(ctx)
     attributor = Attributor(wb.nli(verifier), wb.splitter(), decomposer=wb.decomposer("rules") if partial else None)
     with progress_bar() as update:
         report = evaluate_attribution(path=path, attributor=attributor, limit=limit, progress=update)
     sys.stdout.write(format_table(report) + "\n")
-    _write_report(report, json_out)
+    write_report(report, json_out)
 
 
 @eval_app.command("factuality")
@@ -251,16 +251,16 @@ def eval_factuality(
 
     if dataset not in DATASETS:
         raise_input(f"unknown factuality dataset {dataset!r} ({', '.join(DATASETS)})")
-    db = _db(ctx)
-    searcher = _searcher(ctx, db, [source]) if dataset == "factscore" else None
+    db = database(ctx)
+    searcher = searcher_of(ctx, db, [source]) if dataset == "factscore" else None
     with progress_bar() as update:
         report = evaluate_factuality(
-            dataset=dataset, paths=path, verifier=_verifier(ctx, verifier, grounding), searcher=searcher,
-            splitter=_workbench(ctx).splitter(), source=source, k=k, mode=mode, limit=limit, db=db, store=store,
+            dataset=dataset, paths=path, verifier=verifier_of(ctx, verifier, grounding), searcher=searcher,
+            splitter=workbench_of(ctx).splitter(), source=source, k=k, mode=mode, limit=limit, db=db, store=store,
             progress=update,
         )
     sys.stdout.write(format_table(report) + "\n")
-    _write_report(report, json_out)
+    write_report(report, json_out)
 
 
 @eval_app.command("acu")
@@ -280,9 +280,9 @@ def eval_acu(
     if shots not in (0, 3):
         raise_input("--shots must be 0 or 3")
     pairs = load_acu_pairs(data)
-    scorer = _workbench(ctx, llm=llm).context_usage(shots)
+    scorer = workbench_of(ctx, llm=llm).context_usage(shots)
     with progress_bar() as update:
         report = evaluate_acu(pairs, scorer, limit=limit, progress=update)
     report["data"] = str(data)
     sys.stdout.write(format_table(report) + "\n")
-    _write_report(report, json_out)
+    write_report(report, json_out)

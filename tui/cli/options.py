@@ -8,53 +8,53 @@ from pathlib import Path
 
 import typer
 
-from tui.cli.root import _state
+from tui.cli.root import state_of
 
 
-def _settings(ctx: typer.Context):
+def settings_of(ctx: typer.Context):
     from core.settings import load_settings
 
-    st = _state(ctx)
+    st = state_of(ctx)
     settings = load_settings(st.config)
     return settings.with_overrides(db_path=st.db_path)
 
 
-def _run_settings(ctx: typer.Context, **given):
+def run_settings_of(ctx: typer.Context, **given):
     """The settings with the options the user gave (None: not given, the setting stands),
     so ``claimscope.toml``'s run defaults reach check / verify unless an option overrides them."""
     from dataclasses import replace
 
-    return replace(_settings(ctx), **{k: v for k, v in given.items() if v is not None})
+    return replace(settings_of(ctx), **{k: v for k, v in given.items() if v is not None})
 
 
-def _db(ctx: typer.Context):
+def database(ctx: typer.Context):
     from store import open_db
 
-    return open_db(_settings(ctx).db_path)
+    return open_db(settings_of(ctx).db_path)
 
 
-def _workbench(ctx: typer.Context, **overrides):
+def workbench_of(ctx: typer.Context, **overrides):
     """The stages the settings describe, built by core.workbench — the one composition root,
     the same the TUI builds its runs from — once per invocation, so every model loads once
     and with the settings' device. ``overrides`` (None: keep the setting) give a workbench
     on changed settings that shares the loaded models."""
     from core.workbench import Workbench
 
-    st = _state(ctx)
+    st = state_of(ctx)
     if st.workbench is None:
-        st.workbench = Workbench(_settings(ctx))
+        st.workbench = Workbench(settings_of(ctx))
     if any(v is not None for v in overrides.values()):
         return st.workbench.with_settings(st.workbench.settings.with_overrides(**overrides))
     return st.workbench
 
 
-def _verifier(ctx: typer.Context, spec: str, grounding: bool = True):
+def verifier_of(ctx: typer.Context, spec: str, grounding: bool = True):
     """The verifier with the settings' thresholds and the grounding guard (evidence must
     mention the claim's subject): an NLI cross-encoder, or an LLM judge for ``llm`` / a
     ``.gguf`` path (models/llm_judge.py)."""
     from core.workbench import RunOptions
 
-    wb = _workbench(ctx)
+    wb = workbench_of(ctx)
     return wb.verifier(RunOptions.from_settings(wb.settings).with_(verifier=spec.strip(), grounding=grounding))
 
 
@@ -65,9 +65,9 @@ PROMPT_HELP = "HyDE prompt preset: encyclopedic, scientific or factcheck (defaul
 EXPAND_LLM_HELP = "GGUF model writing hyde / query2doc expansions: embedded (SmolLM2) or a .gguf path."
 
 
-def _expander(ctx: typer.Context, mode: str, prompt: str | None, llm: str | None):
+def expander_of(ctx: typer.Context, mode: str, prompt: str | None, llm: str | None):
     """The query expander of an expansion mode (None for the others), built like the TUI's."""
-    return _workbench(ctx, hyde_prompt=prompt, llm=llm).expander(mode)
+    return workbench_of(ctx, hyde_prompt=prompt, llm=llm).expander(mode)
 
 
 def raise_input(message: str):
@@ -77,13 +77,13 @@ def raise_input(message: str):
     raise InputError(message)
 
 
-def _searcher(ctx: typer.Context, db, sources: list[str] | None):
+def searcher_of(ctx: typer.Context, db, sources: list[str] | None):
     """A Searcher over ``db``; built-in sources that are asked for (or, on an empty database,
     the default wiki-vital) are indexed on first use, with a progress bar, then reused."""
     from core.retrieve.searcher import Searcher
     from tui.console import err, progress_bar
 
-    wb = _workbench(ctx)
+    wb = workbench_of(ctx)
     missing = wb.missing_builtins(db, tuple(sources or ()))
     if missing:
         err.print(f"first use of the built-in source {', '.join(missing)}: indexing it once (a few minutes on 2 cores)")
@@ -92,11 +92,11 @@ def _searcher(ctx: typer.Context, db, sources: list[str] | None):
     return Searcher(db, wb.embedder, rrf_k=wb.settings.rrf_k)
 
 
-def _check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
+def check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
     """(external id, text) per run to create; [] when resuming. Every text is checked here
     (empty, too long, not text) so a bad batch line stops the batch before anything runs."""
     from core.errors import InputError
-    from core.ingest.sources import _field, _jsonl_records, read_text_file
+    from core.ingest.sources import jsonl_records, read_text_file, record_field
     from core.settings import check_text_size
 
     if text is not None:
@@ -120,12 +120,12 @@ def _check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
         if not jsonl.exists():
             raise InputError("no such file", jsonl)
         items = []
-        for lineno, obj in _jsonl_records(jsonl):
+        for lineno, obj in jsonl_records(jsonl):
             body = obj.get("text")
             if not isinstance(body, str) or not body.strip():
                 raise InputError("needs a non-empty string field 'text'", jsonl, lineno)
             check_text_size(body, "field 'text'", jsonl, lineno)
-            ext_id = _field(obj, "id", (str, int), jsonl, lineno, required=False)
+            ext_id = record_field(obj, "id", (str, int), jsonl, lineno, required=False)
             items.append((str(lineno if ext_id is None else ext_id), body))
         if not items:
             raise InputError("contains no inputs", jsonl)
@@ -133,7 +133,7 @@ def _check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
     return []
 
 
-def _write_report(report: dict, json_out: Path | None) -> None:
+def write_report(report: dict, json_out: Path | None) -> None:
     from tui.console import err
 
     if json_out:

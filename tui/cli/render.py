@@ -117,7 +117,7 @@ def print_verdict(result, as_json: bool) -> None:
         out.print(Text("     " + j.unit.text[:300], style="green" if j is v.deciding else ""))
 
 
-def _print_check(results: list[dict], fmt: str) -> None:
+def print_check(results: list[dict], fmt: str) -> None:
     from rich.text import Text
 
     from tui.console import out
@@ -148,7 +148,7 @@ def _print_check(results: list[dict], fmt: str) -> None:
 # ---------------------------------------------------------------- scores, attribution, agreement (issue 6)
 
 
-def _with_beta(result: dict, beta: float | None) -> None:
+def with_beta(result: dict, beta: float | None) -> None:
     """Recompute a stored ICAT score with another β for display (seed 004 §6.5: β is a live
     control; nothing is re-run or stored)."""
     from core.score.icat import ICAT_KIND, icat_from_detail
@@ -160,7 +160,7 @@ def _with_beta(result: dict, beta: float | None) -> None:
     result["scores"][ICAT_KIND] = {"value": detail["icat"], "detail": detail}
 
 
-def _print_scores(scores: dict) -> None:
+def print_scores(scores: dict) -> None:
     """One line per stored score kind, with what it counted."""
     from tui.console import out
 

@@ -82,7 +82,7 @@ class State:
         self.workbench: Any = None  # core.workbench.Workbench, built on first use (tui.cli.options)
 
 
-def _state(ctx: typer.Context) -> State:
+def state_of(ctx: typer.Context) -> State:
     if not isinstance(ctx.obj, State):
         ctx.obj = State()
     return ctx.obj
@@ -104,7 +104,7 @@ def _main(
     # Idle OpenMP threads sleep instead of spin-waiting: on a loaded 2-core machine spinning
     # threads steal each other's CPU (measured: training 7 → 21 examples/s under load).
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    st = _state(ctx)
+    st = state_of(ctx)
     st.db_path, st.config = db, config
     if ctx.invoked_subcommand is None:
         from tui.cli.runs import tui

@@ -10,9 +10,9 @@ from typing import Annotated
 
 import typer
 
-from tui.cli.options import _db, _searcher, _verifier, _workbench
-from tui.cli.render import _print_check, _print_scores, _with_beta, print_hits
-from tui.cli.root import _state, app, runs_app
+from tui.cli.options import database, searcher_of, verifier_of, workbench_of
+from tui.cli.render import print_check, print_hits, print_scores, with_beta
+from tui.cli.root import app, runs_app, state_of
 
 # ---------------------------------------------------------------- runs
 
@@ -29,7 +29,7 @@ def runs_list(
     from store.runs import list_runs
     from tui.console import out
 
-    rows = list_runs(_db(ctx), limit)
+    rows = list_runs(database(ctx), limit)
     if as_json:
         sys.stdout.write(json.dumps(rows) + "\n")
         return
@@ -52,15 +52,15 @@ def runs_show(
     from core.errors import NotFoundError
     from store import runs as rq
 
-    db = _db(ctx)
+    db = database(ctx)
     row = rq.get_run(db, run)
     if row is None:
         raise NotFoundError(f"no run {run}")
     result = {"run_id": run, "id": row.external_id, "claims": rq.run_results(db, run), "scores": rq.run_scores(db, run)}
-    _with_beta(result, beta)
-    _print_check([result], "json" if fmt == "json" else "table")
+    with_beta(result, beta)
+    print_check([result], "json" if fmt == "json" else "table")
     if fmt != "json":
-        _print_scores(result["scores"])
+        print_scores(result["scores"])
 
 
 @runs_app.command("export")
@@ -75,7 +75,7 @@ def runs_export(
     from core.pipeline.export import export_run
     from tui.console import err
 
-    written = export_run(_db(ctx), run, fmt, out_path)
+    written = export_run(database(ctx), run, fmt, out_path)
     err.print(f"exported run {run} to {written}", markup=False)
 
 
@@ -87,7 +87,7 @@ def runs_delete(ctx: typer.Context, run: Annotated[int, typer.Argument(help="Run
     from store.inspect import delete_run
     from tui.console import err
 
-    db = _db(ctx)
+    db = database(ctx)
     with write_tx(db):
         if not delete_run(db, run):
             raise NotFoundError(f"no run {run}")
@@ -102,7 +102,7 @@ def tui(ctx: typer.Context) -> None:
     """Open the workbench (also what `claimscope` alone does)."""
     from tui.app import ClaimscopeApp
 
-    ClaimscopeApp(_workbench(ctx), settings_path=_state(ctx).config).run()
+    ClaimscopeApp(workbench_of(ctx), settings_path=state_of(ctx).config).run()
 
 
 # ---------------------------------------------------------------- demo
@@ -123,14 +123,14 @@ def demo(ctx: typer.Context) -> None:
     from store import runs as rq
     from tui.console import out
 
-    db = _db(ctx)
-    searcher = _searcher(ctx, db, ["wiki-vital"])
+    db = database(ctx)
+    searcher = searcher_of(ctx, db, ["wiki-vital"])
     out.print(f"[bold]claimscope check[/bold] {json.dumps(DEMO_ANSWER)} --source wiki-vital")
-    pipeline = Pipeline(db, _workbench(ctx).decomposer("rules"), searcher, _verifier(ctx, "embedded"),
+    pipeline = Pipeline(db, workbench_of(ctx).decomposer("rules"), searcher, verifier_of(ctx, "embedded"),
                         sources=["wiki-vital"], k=10)
     run_id = pipeline.start(DEMO_ANSWER, "demo")
     pipeline.resume(run_id)
-    _print_check([{"run_id": run_id, "id": "demo", "claims": rq.run_results(db, run_id),
+    print_check([{"run_id": run_id, "id": "demo", "claims": rq.run_results(db, run_id),
                    "scores": rq.run_scores(db, run_id)}], "table")
     q = "Marie Curie discovered radium"
     out.print(f"\n[bold]claimscope search[/bold] {json.dumps(q)} --source wiki-vital --mode hybrid -k 3")

@@ -10,8 +10,8 @@ from typing import Annotated
 
 import typer
 
-from tui.cli.options import _db, _verifier, _workbench, raise_input
-from tui.cli.render import _print_scores
+from tui.cli.options import database, raise_input, verifier_of, workbench_of
+from tui.cli.render import print_scores
 from tui.cli.root import app
 
 
@@ -29,7 +29,7 @@ def agreement(
     from core.pipeline.stored import runs_agreement
     from tui.console import err, out
 
-    result = runs_agreement(_db(ctx), runs, binary)
+    result = runs_agreement(database(ctx), runs, binary)
     missing = [rid for rid, a in result["runs"].items() if a.n == 0]
     if missing:
         err.print(f"no human labels in run(s) {', '.join(map(str, missing))}: label claims in the TUI, or import "
@@ -74,12 +74,12 @@ def icat(
     from core.score.icat import LLMJSONAdapter, aspects_from_list, aspects_from_source_labels, generate_aspects
     from store import runs as rq
 
-    db = _db(ctx)
+    db = database(ctx)
     if rq.get_run(db, run) is None:
         raise NotFoundError(f"no run {run}")
     gen = None
     if "llm" in (aspects_from, align):
-        gen = LLMJSONAdapter(_workbench(ctx, llm=llm).llm())
+        gen = LLMJSONAdapter(workbench_of(ctx, llm=llm).llm())
     if aspects_from == "user":
         if not aspect:
             raise_input("give the aspects with --aspect (or --aspects-from llm|source)")
@@ -94,13 +94,13 @@ def icat(
             raise_input(f"the documents retrieved for run {run} carry no aspect labels (meta \"aspects\")")
     else:
         raise_input(f"unknown --aspects-from {aspects_from!r} (user, llm or source)")
-    encode = _workbench(ctx).embedder().encode if align == "embedding" else None
+    encode = workbench_of(ctx).embedder().encode if align == "embedding" else None
     set_run_icat(db, run, aspects, method=align, query=query, beta=beta, encode=encode, llm=gen)
     scores = rq.run_scores(db, run)
     if as_json:
         sys.stdout.write(json.dumps(scores["icat"]["detail"]) + "\n")
         return
-    _print_scores({"icat": scores["icat"]})
+    print_scores({"icat": scores["icat"]})
 
 
 @app.command()
@@ -127,11 +127,11 @@ def attribute(
     if not mine:
         raise_input(f"question {index} has no answer by system {system!r}")
     ans = mine[0]
-    wb = _workbench(ctx)
+    wb = workbench_of(ctx)
     att = Attributor(wb.nli(verifier), wb.splitter(), decomposer=wb.decomposer("rules"))
     result = AnswerAttribution([att.attribute_claim(i, c.text, c.citations, ans.sources) for i, c in enumerate(ans.claims)])
     text = " ".join(c.text for c in ans.claims)
-    run_id = store_attribution(_db(ctx), text, result, ans.sources, f"{expertqa.name}:{index}:{ans.system}")
+    run_id = store_attribution(database(ctx), text, result, ans.sources, f"{expertqa.name}:{index}:{ans.system}")
     if as_json:
         sys.stdout.write(json.dumps({"run_id": run_id, **result.detail()}) + "\n")
         return
@@ -184,8 +184,8 @@ def acu(
     if stance is not None:
         stance = normalise_stance(stance)
     else:
-        stance, source = stance_from_nli(_verifier(ctx, verifier, grounding=False).nli.predict([(evidence, claim)])[0]), "verifier"
-    wb = _workbench(ctx)
+        stance, source = stance_from_nli(verifier_of(ctx, verifier, grounding=False).nli.predict([(evidence, claim)])[0]), "verifier"
+    wb = workbench_of(ctx)
     wb = wb.with_settings(wb.settings.with_overrides(llm=llm))
     scorer = ContextUsageScorer(wb.llm(), shots=shots)
     usage = scorer.score(claim, evidence, stance, claimant)
@@ -222,7 +222,7 @@ def characteristics(
     for text, what in ((claim, "the claim"), (evidence, "the evidence")):
         if not text.strip():
             raise_input(f"{what} is empty")
-    c = _workbench(ctx).characterizer().characterize(
+    c = workbench_of(ctx).characterizer().characterize(
         claim, evidence, url=url, claim_date=claim_date, evidence_date=evidence_date)
     if as_json:
         sys.stdout.write(json.dumps(c.as_dict()) + "\n")

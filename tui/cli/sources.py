@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from tui.cli.options import _db, _settings, _workbench, raise_input
+from tui.cli.options import database, raise_input, settings_of, workbench_of
 from tui.cli.root import source_app
 
 # ---------------------------------------------------------------- sources
@@ -31,7 +31,7 @@ def source_add(
     from core.ingest.sources import BUILTINS, CsvColumns, load_builtin, load_documents
     from tui.console import err, progress_bar
 
-    settings = _settings(ctx)
+    settings = settings_of(ctx)
     if path is None:
         if name not in BUILTINS:
             raise_input(f"PATH is required (only built-in sources need none: {', '.join(BUILTINS)})")
@@ -42,8 +42,8 @@ def source_add(
         docs = load_documents(path, fmt, cols)
         fmt_used = fmt if fmt != "auto" else _detected(path)
         where, attribution, licence = str(path.expanduser().resolve()), None, None
-    db = _db(ctx)
-    wb = _workbench(ctx)
+    db = database(ctx)
+    wb = workbench_of(ctx)
     embedder = wb.embedder()  # a bad model is reported before any progress output
     err.print(f"indexing {len(docs)} documents into source {name!r} …")
     with progress_bar() as update:
@@ -85,7 +85,7 @@ def source_list(
     from store.sources import list_sources
     from tui.console import out
 
-    sources = list_sources(_db(ctx))
+    sources = list_sources(database(ctx))
     if as_json:
         out.print_json(data=[s.__dict__ for s in sources])
         return
@@ -112,5 +112,5 @@ def source_remove(ctx: typer.Context, name: Annotated[str, typer.Argument(help="
     from core.ingest.index import remove_source
     from tui.console import err
 
-    remove_source(_db(ctx), name)
+    remove_source(database(ctx), name)
     err.print(f"removed source {name}")

@@ -21,7 +21,7 @@ import pytest
 
 from models.llm import PROMPT_BLOCK, fence, load_llm
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 SCHEMA = {
     "type": "object",
@@ -79,7 +79,7 @@ CHILD = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from models.llm import load_llm
-from tests.test_llm_determinism import call
+from tests.models.test_llm_determinism import call
 llm = load_llm("embedded")  # a fresh process: the first call meets an empty cache
 print(json.dumps([call(llm, ("logprobs", "greedy", "sampled")), call(llm, ("greedy", "logprobs", "sampled"))]))
 """

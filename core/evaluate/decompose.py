@@ -1,4 +1,4 @@
-"""``claimscope eval decompose``: produced claims vs human atomic claims, per sentence.
+r"""``claimscope eval decompose``: produced claims vs human atomic claims, per sentence.
 
 Datasets: FActScore (``factscore/*_dev.jsonl``: per annotated sentence, the human atomic
 facts, and FActScore's own ``model-atomic-facts``), Factcheck-GPT (``factcheck_gpt/dev.jsonl``:

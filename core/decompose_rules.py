@@ -22,6 +22,7 @@ are kept but marked not checkable, with the reason.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -84,7 +85,7 @@ class RulesDecomposer:
     def decompose(self, text: str) -> list[Claim]:
         doc = self._nlp(text)
         claims: list[Claim] = []
-        topic: str | None = None
+        topic = self._answer_subject(doc)
         for sent in doc.sents:
             subj = [t for t in sent if t.dep_ in ("nsubj", "nsubjpass") and t.head == sent.root]
             reason = check_worthiness(sent.text, sent.root.tag_, bool(subj))
@@ -94,21 +95,30 @@ class RulesDecomposer:
                 continue
             for t, claim_span in self._sentence_claims(sent, topic):
                 claims.append(Claim(len(claims), t, claim_span, context=sent.text.strip()))
-            topic = self._topic(sent, topic)
         return _dedupe(claims)
 
-    # -- topic tracking for pronouns ---------------------------------------------------
+    # -- the answer's subject, for pronouns ------------------------------------------------
     @staticmethod
-    def _topic(sent, current: str | None) -> str | None:
-        persons = [e for e in sent.ents if e.label_ == "PERSON"]
-        subj = next((t for t in sent if t.dep_ in ("nsubj", "nsubjpass") and t.pos_ == "PROPN"), None)
-        if subj is not None:
-            phrase = " ".join(t.text for t in subj.subtree if t.dep_ in ("compound", "flat") or t == subj)
-            if any(phrase in e.text or e.text in phrase for e in persons):
-                return next(e.text for e in persons if phrase in e.text or e.text in phrase)
-        if persons:
-            return persons[0].text
-        return current
+    def _answer_subject(doc) -> str | None:
+        """Who the answer is about: the proper-noun subject of its first sentence that has one
+        (with its compound / flat name parts), else the first PERSON entity of the first
+        sentences. A bio's "he" / "she" means its subject far more often than the last name
+        mentioned ("She also had recurring roles on …" after a list of characters)."""
+        for k, sent in enumerate(doc.sents):
+            if k >= 3:
+                break
+            subj = next((t for t in sent.root.children if t.dep_ in ("nsubj", "nsubjpass")), None)
+            if subj is None or subj.pos_ == "PRON":
+                continue  # "He won …" names nobody: a name elsewhere in it is not the subject
+            if subj.pos_ == "PROPN":
+                name = [t for t in subj.subtree if t.dep_ in ("compound", "flat") or t == subj]
+                run = [t for t in name if t.i <= subj.i and all(doc[j] in name for j in range(t.i, subj.i + 1))]
+                return " ".join(t.text for t in run) or subj.text
+            inside = {t.i for t in subj.subtree}
+            persons = [e for e in sent.ents if e.label_ == "PERSON" and e.start in inside]
+            if persons:  # "The actor Tom Hanks …"
+                return persons[0].text
+        return None
 
     # -- splitting ---------------------------------------------------------------------
     def _sentence_claims(self, sent, topic: str | None) -> list[tuple[str, tuple[int, int]]]:
@@ -118,6 +128,13 @@ class RulesDecomposer:
         if root.pos_ not in ("VERB", "AUX"):
             return whole
         subj_tokens = {t.i for c in root.children if c.dep_ in ("nsubj", "nsubjpass", "expl") for t in c.subtree}
+        # the subject's own name, without its parentheticals, appositives and clauses
+        subj_core = {i for i in subj_tokens if not self._in_brackets(sent, i)}
+        for c in root.children:
+            if c.dep_ in ("nsubj", "nsubjpass"):
+                subj_core -= self._clauses_of(c) | {t.i for t in c.subtree if t.dep_ in ("acl", "csubj") for t in t.subtree}
+        subj_core = self._drop_dangling(sent, subj_core, keep_stop=False)
+        copula = "was" if root.tag_ == "VBD" or any(c.tag_ == "VBD" for c in root.children if c.dep_ in ("aux", "auxpass")) else "is"
         pieces: list[_Piece] = []
         extra: list[_Piece] = []
 
@@ -134,26 +151,230 @@ class RulesDecomposer:
             pieces.extend(self._split_objects(pred, own))
         # appositives and relative clauses, removed from the pieces, become claims of their own
         for tok in sent:
-            if tok.dep_ == "appos" and tok.pos_ == "NOUN" and tok.head.pos_ in ("PROPN", "NOUN"):
+            if (tok.dep_ == "appos" and tok.pos_ == "NOUN" and tok.head.pos_ in ("PROPN", "NOUN")
+                    and tok.head.dep_ != "attr"):  # "an author, journalist, and publisher" is a list, not an appositive
                 ap = {t.i for t in tok.subtree}
                 ap |= self._commas_around(sent, ap)
                 for p in pieces:
                     p.head -= ap
                 head = {t.i for t in tok.head.subtree} - ap - self._clauses_of(tok.head)
-                copula = "was" if root.tag_ == "VBD" else "is"
                 extra.append(_Piece(head, copula, {t.i for t in tok.subtree}))
-            if tok.dep_ == "relcl" and self._nonrestrictive_subject_relative(sent, tok):
+            if tok.dep_ != "relcl":
+                continue
+            rel_subj = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in _REL_PRONOUNS]
+            on_attr = tok.head.dep_ == "attr" and tok.head.head == root and root.pos_ == "AUX" and bool(subj_core)
+            if rel_subj and (on_attr or self._nonrestrictive_subject_relative(sent, tok)):
                 rel = {t.i for t in tok.subtree}
                 rel |= self._commas_around(sent, rel)
                 for p in pieces:
                     p.head -= rel
-                head_phrase = {t.i for t in tok.head.subtree} - rel - self._clauses_of(tok.head)
-                body = {t.i for t in tok.subtree} - {c.i for c in tok.children if c.lower_ in _REL_PRONOUNS}
-                extra.append(_Piece(head_phrase, None, body))
-        for p in pieces:
-            p.head = self._drop_dangling(sent, p.head)
-        out = [(self._render(sent, p, topic), self._span(sent, p)) for p in pieces + extra]
+                body = {t.i for t in tok.subtree} - {c.i for c in rel_subj}
+                if on_attr:
+                    # "X is a Y who VP" -> "X is a Y." + "X VP." (seed 002-style atomic facts: the
+                    # relative pronoun stands for the copula's subject)
+                    extra.append(_Piece(subj_core | body))
+                else:
+                    head_phrase = {t.i for t in tok.head.subtree} - rel - self._clauses_of(tok.head)
+                    extra.append(_Piece(head_phrase, None, body))
+        refined: list[_Piece] = []
+        for p in pieces + extra:
+            refined.extend(self._refine(sent, p, subj_core, copula))
+        for p in refined:
+            if not p.copula:
+                p.head = self._drop_dangling(sent, p.head)
+        out = [(self._render(sent, p, topic), self._span(sent, p)) for p in refined]
         return [(t, sp) for t, sp in out if len(t.split()) >= 3] or whole
+
+    # -- finer splits of one piece: what people split most often -------------------------------
+    def _refine(self, sent, piece: _Piece, subj: set[int], copula: str) -> list[_Piece]:
+        """One piece → its atomic pieces: "also" dropped; birth / death details one per claim;
+        "including A, B and C" one claim per item; coordinated modifiers ("aggressive and
+        powerful style") one per conjunct; nationality apart from occupation ("an American
+        actress" → "is American" + "is an actress"); "in Houston, Texas" → "in Houston" + "Houston
+        is in Texas". Each rule fires only on the parse shape it names."""
+        if piece.copula:
+            tail, places = self._places(sent, piece.tail or set())
+            return [_Piece(piece.head, piece.copula, tail), *places]
+        doc = sent.doc
+        head = {i for i in piece.head if not (doc[i].lower_ == "also" and doc[i].dep_ == "advmod")}
+        out: list[_Piece] = []
+        head, born = self._births(sent, head, subj, copula)
+        out.extend(born)
+        work = [head]
+        for step in (self._including, self._coordinated_modifiers):
+            nxt = []
+            for h in work:
+                nxt.extend(step(sent, h))
+            work = nxt[:12]
+        for h in work:
+            h, nat = self._nationality(sent, h, subj, copula)
+            out.extend(nat)
+            h, places = self._places(sent, h)
+            out.append(_Piece(h))
+            out.extend(places)
+        final = []
+        for p in out:
+            if p.copula and p.tail:
+                t2, places = self._places(sent, p.tail)
+                final.append(_Piece(p.head, p.copula, t2))
+            else:
+                h2, places = self._places(sent, p.head)
+                final.append(_Piece(h2, p.copula, p.tail))
+            final.extend(places)
+        return final
+
+    @staticmethod
+    def _in_brackets(sent, i: int) -> bool:
+        doc = sent.doc
+        depth = 0
+        for j in range(sent.start, i):
+            depth += doc[j].text == "("
+            depth -= doc[j].text == ")" and depth > 0
+        return depth > 0
+
+    def _births(self, sent, head: set[int], subj: set[int], copula: str) -> tuple[set[int], list[_Piece]]:
+        """"born on D in P" → one claim per detail: "X was born on D." + "X was born in P."
+        (also "died …"). Where "born" is the piece's own verb ("He was born …") the details
+        split in place; where it modifies a noun or sits in parentheses ("X (born 1942) is …",
+        "an actor born in Ohio") it leaves the piece and becomes claims about the subject."""
+        doc = sent.doc
+        out: list[_Piece] = []
+        for b in [doc[i] for i in sorted(head)]:
+            if b.lower_ not in ("born", "died") or b.i not in head:
+                continue
+            right = sorted(t.i for t in b.subtree if t.i > b.i and t.i in head and not (t.is_punct and t.text in "()"))
+            while right and doc[right[-1]].is_punct:
+                right.pop()
+            segs: list[list[int]] = []
+            for i in right:
+                t = doc[i]
+                if t.pos_ == "ADP" and t.lower_ in ("in", "on", "at") and (not segs or doc[segs[-1][-1]].pos_ != "ADP"):
+                    segs.append([i])
+                elif segs:
+                    segs[-1].append(i)
+                elif not t.is_punct:
+                    segs.append([i])
+            segs = [sg for sg in segs if any(not doc[i].is_punct for i in sg)]
+            for sg in segs:
+                while sg and doc[sg[-1]].is_punct:
+                    sg.pop()
+            segs = [sg for sg in segs if sg]
+            own_verb = any(c.dep_ in ("aux", "auxpass", "nsubj", "nsubjpass") for c in b.children) or b.dep_ in ("ROOT", "conj")
+            if own_verb and b.dep_ != "csubj":
+                if len(segs) < 2:
+                    continue
+                rest = head - set(right) - {i for i in head if i > b.i and doc[i].is_punct and i < (right[-1] if right else 0)}
+                for sg in segs:
+                    out.append(_Piece(rest | set(sg)))
+                return set(), out
+            if not subj or not segs:
+                continue
+            detached = {t.i for t in b.subtree} | {b.i}
+            if self._in_brackets(sent, b.i):
+                lo = max(j for j in range(sent.start, b.i) if doc[j].text == "(")
+                hi = next((j for j in range(b.i, sent.end) if doc[j].text == ")"), max(detached))
+                detached |= set(range(lo, hi + 1))
+            detached |= self._commas_around(sent, detached)
+            head = head - detached
+            verb = "was born" if b.lower_ == "born" else "died"
+            for sg in segs:
+                first = doc[sg[0]]
+                lead = verb + (" on" if first.ent_type_ == "DATE" and first.pos_ != "ADP" else "")
+                out.append(_Piece(set(subj), lead, set(sg)))
+        return head, out
+
+    @staticmethod
+    def _including(sent, head: set[int]) -> list[set[int]]:
+        """"… teams, including A, B and C" / "fighters such as A and B" → the piece without the
+        examples, plus the piece with each example in place of the noun it exemplifies."""
+        doc = sent.doc
+        for i in sorted(head):
+            t = doc[i]
+            if not (t.lower_ == "including" or (t.lower_ == "as" and i > 0 and doc[i - 1].lower_ == "such")):
+                continue
+            first = [c for c in t.children if c.dep_ == "pobj"]
+            if not first:
+                continue
+            noun = t.head
+            # "teams in Spain's La Liga, including …": the examples belong to the plural noun
+            while noun.tag_ not in ("NNS", "NNPS") and noun.dep_ == "pobj" and noun.head.head.pos_ in ("NOUN", "PROPN"):
+                noun = noun.head.head
+            if noun.i not in head:
+                continue
+            group = [first[0]]
+            while True:
+                more = [c for g in group for c in g.children if c.dep_ == "conj" and c not in group]
+                if not more:
+                    break
+                group.extend(more)
+            group = [g for g in group if g.i in head]  # an earlier split may have kept one item only
+            if not group:
+                continue
+            ex = {x.i for x in t.subtree} | ({i - 1} if t.lower_ == "as" else set())
+            ex |= {j for j in (min(ex) - 1,) if doc[j].text == ","}
+            base = head - ex
+            out = [base]
+            noun_phrase = {x.i for x in noun.subtree}
+            for g in group:
+                mine = {x.i for x in g.subtree} - {x.i for gg in group if gg is not g and gg in g.subtree for x in gg.subtree}
+                mine -= {c.i for c in g.children if c.dep_ in ("cc", "punct")}
+                out.append((head - noun_phrase) | (mine & head))
+            return out
+        return [head]
+
+    @staticmethod
+    def _coordinated_modifiers(sent, head: set[int]) -> list[set[int]]:
+        """"his aggressive and powerful striking style" → "his aggressive striking style" +
+        "his powerful striking style" (adjective / noun modifiers joined by and / or)."""
+        doc = sent.doc
+        for i in sorted(head):
+            t = doc[i]
+            if t.dep_ not in ("amod", "compound") or t.head.i not in head:
+                continue
+            conjs = [c for c in t.children if c.dep_ == "conj" and c.i in head and c.i < t.head.i]
+            if not conjs:
+                continue
+            glue = {c.i for c in t.children if c.dep_ in ("cc", "punct")} | {c.i for g in conjs for c in g.children if c.dep_ in ("cc", "punct")}
+            conj_sets = [{x.i for x in c.subtree} for c in conjs]
+            all_conj = set().union(*conj_sets)
+            first = {x.i for x in t.subtree} - all_conj - glue
+            out = [head - all_conj - glue]
+            for cs in conj_sets:
+                out.append((head - first - all_conj - glue) | cs)
+            return out
+        return [head]
+
+    @staticmethod
+    def _nationality(sent, head: set[int], subj: set[int], copula: str) -> tuple[set[int], list[_Piece]]:
+        """"X is a Spanish former football player" → "X is a former football player." +
+        "X is Spanish." (a NORP adjective before the noun the copula predicates of X)."""
+        doc = sent.doc
+        if not subj or not subj <= head:
+            return head, []
+        for i in sorted(head):
+            t = doc[i]
+            attr = t.head
+            if (t.ent_type_ == "NORP" and t.dep_ in ("amod", "compound") and t.pos_ in ("ADJ", "PROPN")
+                    and attr.dep_ in ("attr", "conj") and attr.i in head and attr.pos_ == "NOUN"):
+                rest = head - {t.i}
+                if len([j for j in rest if not doc[j].is_punct]) <= len(subj) + 1:
+                    return head, []
+                return rest, [_Piece(set(subj), copula, {t.i})]
+        return head, []
+
+    @staticmethod
+    def _places(sent, tokens: set[int]) -> tuple[set[int], list[_Piece]]:
+        """"in Moradabad, Uttar Pradesh, India" → "in Moradabad" + "Moradabad is in Uttar
+        Pradesh." + "Uttar Pradesh is in India." (place names, GPE / LOC entities, separated by
+        commas only)."""
+        doc = sent.doc
+        ents = [e for e in sent.ents if e.label_ in ("GPE", "LOC") and all(t.i in tokens for t in e)]
+        out, drop = [], set()
+        for a, b in itertools.pairwise(ents):
+            if b.start == a.end + 1 and doc[a.end].text == ",":
+                out.append(_Piece({t.i for t in a}, "is in", {t.i for t in b}))
+                drop |= {a.end} | {t.i for t in b}
+        return tokens - drop, out
 
     @staticmethod
     def _span(sent, piece: _Piece) -> tuple[int, int]:
@@ -179,7 +400,10 @@ class RulesDecomposer:
                 continue
             if tok.dep_ == "pobj" and tok.head.lower_ in _RELATIONAL_PREPS:
                 continue  # "between the user and the system" needs both conjuncts
-            conjs = [c for c in tok.children if c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN", "NUM")]
+            conj_deps = ("conj", "appos") if tok.dep_ == "attr" else ("conj",)
+            conjs = [c for c in tok.children if c.dep_ in conj_deps and c.pos_ in ("NOUN", "PROPN", "NUM")]
+            if tok.ent_type_ in ("GPE", "LOC") and not any(c.dep_ == "cc" for c in tok.children):
+                conjs = [c for c in conjs if c.ent_type_ not in ("GPE", "LOC")]  # "Moradabad, Uttar Pradesh": a place chain
             if not conjs:
                 continue
             group = [tok, *conjs]
@@ -190,13 +414,19 @@ class RulesDecomposer:
             for g in group[1:]:
                 all_conj |= {t.i for t in g.subtree}
             glue = {c.i for g in group for c in g.children if c.dep_ in ("cc", "punct", "preconj")}
+            if tok.dep_ == "attr":  # "an English author, journalist": only the article is shared
+                shared_deps = ("det",)
+            else:
+                shared_deps = _SHARED_MODS
             # modifiers before the first conjunct are shared: "an American guitarist and singer"
-            shared = {t.i for c in tok.lefts if c.dep_ in _SHARED_MODS for t in c.subtree}
+            shared = {t.i for c in tok.lefts if c.dep_ in shared_deps for t in c.subtree}
             pieces = []
             for g in group:
-                mine = {t.i for t in g.subtree} if g is not tok else ({t.i for t in tok.subtree} - all_conj)
-                mine -= {t.i for gg in group[1:] if gg is not g for t in gg.subtree}
-                if g is not tok and not any(c.dep_ in _SHARED_MODS for c in g.lefts):
+                if g is tok:
+                    mine = {t.i for t in tok.subtree} - all_conj
+                else:  # the conjunct with its own dependents, not the conjuncts chained to it
+                    mine = {g.i} | {t.i for c in g.children if c.dep_ not in ("conj", "cc", "punct") for t in c.subtree}
+                if g is not tok and not any(c.dep_ in shared_deps for c in g.lefts):
                     mine |= shared
                 pieces.append(_Piece((own - all_conj - glue - {t.i for t in tok.subtree}) | (mine - glue)))
             return pieces
@@ -225,24 +455,36 @@ class RulesDecomposer:
 
     # -- text ------------------------------------------------------------------------
     @staticmethod
-    def _drop_dangling(sent, tokens: set[int]) -> set[int]:
-        """Commas left next to a removed clause, at either end of the kept tokens."""
+    def _drop_dangling(sent, tokens: set[int], keep_stop: bool = True) -> set[int]:
+        """Commas left next to a removed clause at the end of the kept tokens (closing brackets
+        and quotes stay: "(UFC)"), and a bracket or quote left open by a removed part."""
         doc = sent.doc
         kept = sorted(tokens)
-        while kept and doc[kept[-1]].is_punct and doc[kept[-1]].text != ".":
+        while kept and doc[kept[-1]].is_punct and doc[kept[-1]].text not in ('"', "”", "'", "’") and not (
+                doc[kept[-1]].text == ")" and any(doc[j].text == "(" for j in kept)):
             kept.pop()
-        return set(kept) | ({sent.end - 1} if doc[sent.end - 1].text in ".!" else set())
+        for op, cl in (("(", ")"), ("“", "”")):
+            if sum(doc[j].text == op for j in kept) != sum(doc[j].text == cl for j in kept):
+                kept = [j for j in kept if doc[j].text not in (op, cl)]
+        return set(kept) | ({sent.end - 1} if keep_stop and doc[sent.end - 1].text in ".!" else set())
 
-    def _words(self, doc, tokens: set[int], topic: str | None) -> str:
-        """Tokens in order, pronouns resolved, a space wherever removed tokens left a gap."""
+    def _words(self, doc, tokens: set[int], topic: str | None, named: bool = False) -> str:
+        """Tokens in order, pronouns resolved, a space wherever removed tokens left a gap.
+
+        A he / she / him / his / her that comes before any mention of the answer's subject in
+        the claim is replaced by it; one that comes after stays ("Curie won her second prize":
+        the claim already says who "her" is)."""
         out, prev = [], None
+        parts = set(topic.split()) if topic else set()
         for i in sorted(tokens):
             t = doc[i]
             text = t.text
-            if topic and t.lower_ in _PRONOUN_SUBJ | _PRONOUN_OBJ and t.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj"):
+            if topic and not named and t.lower_ in _PRONOUN_SUBJ | _PRONOUN_OBJ and t.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj"):
                 text = topic
-            elif topic and t.lower_ in _PRONOUN_POSS and t.dep_ == "poss":
+            elif topic and not named and t.lower_ in _PRONOUN_POSS and t.dep_ == "poss":
                 text = topic + "'s"
+            named = named or text == topic or text.startswith(topic + "'") if topic else named
+            named = named or t.text in parts
             if prev is not None and i != prev + 1 and not t.is_punct and out and not out[-1].endswith(" "):
                 out.append(" ")
             out.append(text + t.whitespace_)
@@ -255,7 +497,7 @@ class RulesDecomposer:
         if piece.copula:
             parts.append(piece.copula)
         if piece.tail:
-            parts.append(self._words(doc, piece.tail, topic))
+            parts.append(self._words(doc, piece.tail, topic, named=bool(topic) and topic.split()[-1] in parts[0]))
         return _tidy(" ".join(p for p in parts if p))
 
 
@@ -265,9 +507,21 @@ def _tidy(text: str) -> str:
     text = re.sub(r"^[,;:\s]+|[,;:\s]+$", "", text)
     text = re.sub(r"(,\s*)+\.", ".", text)
     text = re.sub(r"\b(and|or|but)\s*\.$", ".", text).strip()
+    # the article of a removed or shared modifier: "an journalist" -> "a journalist"
+    text = re.sub(r"\b([Aa])n? (?=([A-Za-z]+))", _article, text)
     if text and text[-1] not in ".!?":
         text += "."
     return text[:1].upper() + text[1:]
+
+
+def _article(m: re.Match) -> str:
+    """"a" / "an" for the word after it (a heuristic on spelling; short words and
+    abbreviations keep the article as written)."""
+    word = m[2]
+    if len(word) <= 2 or word.isupper():
+        return m[0]
+    vowel = word[0].lower() in "aeiou" and not word.lower().startswith(("uni", "use", "usu", "eu", "one"))
+    return m[1] + ("n " if vowel else " ")
 
 
 def _dedupe(claims: list[Claim]) -> list[Claim]:

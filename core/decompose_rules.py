@@ -45,6 +45,22 @@ _SHARED_MODS = ("det", "amod", "nummod", "poss", "predet")
 _RELATIONAL_PREPS = {"between", "among", "amongst"}
 
 
+_DISCOURSE = re.compile(
+    r"^(overall|in addition(?: to .+)?|additionally|furthermore|moreover|however|aside from .+|apart from .+|besides .+|"
+    r"since then|in summary|in conclusion|in short|as a result|as such|notably)$", re.IGNORECASE)
+
+
+def _hyphenated(tok) -> bool:
+    """A token glued to the one before by a hyphen ("non-fiction", "multi-instrumentalist"): the
+    small parser often calls it a conjunct; it is part of one word."""
+    doc = tok.doc
+    if tok.text in ("-", "–"):
+        return True
+    glued_before = tok.i > 0 and doc[tok.i - 1].text in ("-", "–") and not doc[tok.i - 1].whitespace_
+    glued_after = tok.i + 1 < len(doc) and doc[tok.i + 1].text in ("-", "–") and not tok.whitespace_
+    return glued_before or glued_after
+
+
 def check_worthiness(sentence: str, root_tag: str | None = None, has_subject: bool = True) -> str | None:
     """Why a sentence is not checkable (``None`` when it is)."""
     s = sentence.strip()
@@ -197,9 +213,13 @@ class RulesDecomposer:
             return [_Piece(piece.head, piece.copula, tail), *places]
         doc = sent.doc
         head = {i for i in piece.head if not (doc[i].lower_ == "also" and doc[i].dep_ == "advmod")}
+        # a discourse opener ("Overall,", "In addition to his writing,") points at the rest of
+        # the answer, not at a fact: dropped
+        comma = next((j for j in range(sent.start, min(sent.end, sent.start + 8)) if doc[j].text == ","), None)
+        if comma is not None and _DISCOURSE.match(doc[sent.start:comma].text.strip()):
+            head -= set(range(sent.start, comma + 1))
         out: list[_Piece] = []
         head, born = self._births(sent, head, subj, copula)
-        out.extend(born)
         work = [head]
         for step in (self._including, self._coordinated_modifiers):
             nxt = []
@@ -212,6 +232,7 @@ class RulesDecomposer:
             h, places = self._places(sent, h)
             out.append(_Piece(h))
             out.extend(places)
+        out.extend(born)  # after the claim they were taken from
         final = []
         for p in out:
             if p.copula and p.tail:
@@ -296,14 +317,16 @@ class RulesDecomposer:
             if not first:
                 continue
             noun = t.head
-            # "teams in Spain's La Liga, including …": the examples belong to the plural noun
-            while noun.tag_ not in ("NNS", "NNPS") and noun.dep_ == "pobj" and noun.head.head.pos_ in ("NOUN", "PROPN"):
-                noun = noun.head.head
+            # "teams in Spain's La Liga, including …", "the editor of several newspapers, including …":
+            # the examples belong to the nearest plural noun before them
+            plural = [x for x in noun.subtree if x.i < t.i and x.i in head and x.tag_ in ("NNS", "NNPS")]
+            if noun.tag_ not in ("NNS", "NNPS") and plural:
+                noun = plural[-1]
             if noun.i not in head:
                 continue
             group = [first[0]]
             while True:
-                more = [c for g in group for c in g.children if c.dep_ == "conj" and c not in group]
+                more = [c for g in group for c in g.children if c.dep_ == "conj" and c not in group and not _hyphenated(c)]
                 if not more:
                     break
                 group.extend(more)
@@ -318,7 +341,7 @@ class RulesDecomposer:
             for g in group:
                 mine = {x.i for x in g.subtree} - {x.i for gg in group if gg is not g and gg in g.subtree for x in gg.subtree}
                 mine -= {c.i for c in g.children if c.dep_ in ("cc", "punct")}
-                out.append((head - noun_phrase) | (mine & head))
+                out.append((head - noun_phrase - ex) | (mine & head))
             return out
         return [head]
 
@@ -331,7 +354,7 @@ class RulesDecomposer:
             t = doc[i]
             if t.dep_ not in ("amod", "compound") or t.head.i not in head:
                 continue
-            conjs = [c for c in t.children if c.dep_ == "conj" and c.i in head and c.i < t.head.i]
+            conjs = [c for c in t.children if c.dep_ == "conj" and c.i in head and c.i < t.head.i and not _hyphenated(c)]
             if not conjs:
                 continue
             glue = {c.i for c in t.children if c.dep_ in ("cc", "punct")} | {c.i for g in conjs for c in g.children if c.dep_ in ("cc", "punct")}
@@ -401,15 +424,19 @@ class RulesDecomposer:
             if tok.dep_ == "pobj" and tok.head.lower_ in _RELATIONAL_PREPS:
                 continue  # "between the user and the system" needs both conjuncts
             conj_deps = ("conj", "appos") if tok.dep_ == "attr" else ("conj",)
-            conjs = [c for c in tok.children if c.dep_ in conj_deps and c.pos_ in ("NOUN", "PROPN", "NUM")]
+            conjs = [c for c in tok.children if c.dep_ in conj_deps and c.pos_ in ("NOUN", "PROPN", "NUM") and not _hyphenated(c)]
             if tok.ent_type_ in ("GPE", "LOC") and not any(c.dep_ == "cc" for c in tok.children):
                 conjs = [c for c in conjs if c.ent_type_ not in ("GPE", "LOC")]  # "Moradabad, Uttar Pradesh": a place chain
             if not conjs:
                 continue
             group = [tok, *conjs]
             # nested conj chains (a, b, and c) hang off each other
-            while any(c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN", "NUM") for c in group[-1].children if c not in group):
-                group.extend(c for c in group[-1].children if c.dep_ == "conj" and c not in group)
+            while True:
+                more = [c for c in group[-1].children if c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN", "NUM")
+                        and c not in group and not _hyphenated(c)]
+                if not more:
+                    break
+                group.extend(more)
             all_conj = set()
             for g in group[1:]:
                 all_conj |= {t.i for t in g.subtree}
@@ -466,6 +493,8 @@ class RulesDecomposer:
         for op, cl in (("(", ")"), ("“", "”")):
             if sum(doc[j].text == op for j in kept) != sum(doc[j].text == cl for j in kept):
                 kept = [j for j in kept if doc[j].text not in (op, cl)]
+        if sum(doc[j].text == '"' for j in kept) % 2:
+            kept = [j for j in kept if doc[j].text != '"']
         return set(kept) | ({sent.end - 1} if keep_stop and doc[sent.end - 1].text in ".!" else set())
 
     def _words(self, doc, tokens: set[int], topic: str | None, named: bool = False) -> str:

@@ -154,7 +154,9 @@ class RulesDecomposer:
         pieces: list[_Piece] = []
         extra: list[_Piece] = []
 
-        predicates = [root] + [c for c in root.children if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX")]
+        predicates = [root]
+        for p in predicates:  # chains: "released …, won …, and collaborated …" hang off each other
+            predicates.extend(c for c in p.children if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX") and c not in predicates)
         root_aux = [c for c in root.children if c.dep_ in ("aux", "auxpass", "neg")]
         for pred in predicates:
             own = {t.i for t in self._pred_subtree(pred, predicates)}
@@ -221,7 +223,7 @@ class RulesDecomposer:
         out: list[_Piece] = []
         head, born = self._births(sent, head, subj, copula)
         work = [head]
-        for step in (self._including, self._coordinated_modifiers):
+        for step in (self._including, self._coordinated_modifiers, self._adjuncts):
             nxt = []
             for h in work:
                 nxt.extend(step(sent, h))
@@ -288,9 +290,14 @@ class RulesDecomposer:
                 for sg in segs:
                     out.append(_Piece(rest | set(sg)))
                 return set(), out
+            if not subj and self._in_brackets(sent, b.i):
+                # "Beenie Man (born … ) is …": the name before the brackets is who was born
+                lo = max(j for j in range(sent.start, b.i) if doc[j].text == "(")
+                name = list(range(sent.start, lo))
+                subj = set(name) if name and all(doc[j].pos_ == "PROPN" for j in name) else set()
             if not subj or not segs:
                 continue
-            detached = {t.i for t in b.subtree} | {b.i}
+            detached = ({t.i for t in b.subtree} | {b.i}) - subj
             if self._in_brackets(sent, b.i):
                 lo = max(j for j in range(sent.start, b.i) if doc[j].text == "(")
                 hi = next((j for j in range(b.i, sent.end) if doc[j].text == ")"), max(detached))
@@ -343,6 +350,29 @@ class RulesDecomposer:
                 mine -= {c.i for c in g.children if c.dep_ in ("cc", "punct")}
                 out.append((head - noun_phrase - ex) | (mine & head))
             return out
+        return [head]
+
+    @staticmethod
+    def _adjuncts(sent, head: set[int]) -> list[set[int]]:
+        """A verb with two or more adjuncts (prepositional phrases other than "of", dates) →
+        one claim per adjunct: "In 2009, she won the title of Miss Earth" → "She won the title
+        of Miss Earth." + "In 2009, she won the title …" is kept apart from "… in Paris"; each
+        adjunct is a fact of its own in FActScore's annotation (when, where, with whom)."""
+        doc = sent.doc
+        for i in sorted(head):
+            v = doc[i]
+            if v.pos_ not in ("VERB",) or v.dep_ not in ("ROOT", "conj", "relcl", "advcl", "xcomp"):
+                continue
+            adj = [c for c in v.children if c.i in head and (
+                (c.dep_ == "prep" and c.lower_ not in ("of", "as", "including") and any(x.dep_ == "pobj" for x in c.children))
+                or (c.dep_ == "npadvmod" and c.ent_type_ == "DATE"))]
+            if len(adj) < 2:
+                continue
+            sets = [{x.i for x in a.subtree} & head for a in adj]
+            every = set().union(*sets)
+            core = head - every
+            core -= {j for j in core if doc[j].text == "," and (j + 1 in every or j - 1 in every)}
+            return [core | s_ for s_ in sets]
         return [head]
 
     @staticmethod

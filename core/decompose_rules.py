@@ -124,7 +124,12 @@ class RulesDecomposer:
             if k >= 3:
                 break
             subj = next((t for t in sent.root.children if t.dep_ in ("nsubj", "nsubjpass")), None)
-            if subj is None or subj.pos_ == "PRON":
+            if subj is None:  # "Beenie Man (born …) is …" parses without a subject: a name opening the sentence is it
+                first = next((e for e in sent.ents if e.label_ == "PERSON" and e.start == sent.start), None)
+                if first is not None:
+                    return first.text
+                continue
+            if subj.pos_ == "PRON":
                 continue  # "He won …" names nobody: a name elsewhere in it is not the subject
             if subj.pos_ == "PROPN":
                 name = [t for t in subj.subtree if t.dep_ in ("compound", "flat") or t == subj]
@@ -198,7 +203,7 @@ class RulesDecomposer:
         for p in pieces + extra:
             refined.extend(self._refine(sent, p, subj_core, copula))
         for p in refined:
-            if not p.copula:
+            if not p.copula and not p.tail:
                 p.head = self._drop_dangling(sent, p.head)
         out = [(self._render(sent, p, topic), self._span(sent, p)) for p in refined]
         return [(t, sp) for t, sp in out if len(t.split()) >= 3] or whole
@@ -210,7 +215,7 @@ class RulesDecomposer:
         powerful style") one per conjunct; nationality apart from occupation ("an American
         actress" → "is American" + "is an actress"); "in Houston, Texas" → "in Houston" + "Houston
         is in Texas". Each rule fires only on the parse shape it names."""
-        if piece.copula:
+        if piece.copula or piece.tail:  # appositive and relative-clause claims are built already
             tail, places = self._places(sent, piece.tail or set())
             return [_Piece(piece.head, piece.copula, tail), *places]
         doc = sent.doc

@@ -50,6 +50,13 @@ _DISCOURSE = re.compile(
     r"since then|in summary|in conclusion|in short|as a result|as such|notably)$", re.IGNORECASE)
 
 
+def _quoted(tok) -> bool:
+    """Inside quotation marks: a title ("Fire and Rain") is one name, never a list."""
+    sent = tok.sent
+    marks = [t for t in sent if t.i < tok.i and t.text in ('"', "“", "”")]
+    return len(marks) % 2 == 1
+
+
 def _hyphenated(tok) -> bool:
     """A token glued to the one before by a hyphen ("non-fiction", "multi-instrumentalist"): the
     small parser often calls it a conjunct; it is part of one word."""
@@ -185,7 +192,10 @@ class RulesDecomposer:
             if tok.dep_ != "relcl":
                 continue
             rel_subj = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in _REL_PRONOUNS]
-            on_attr = tok.head.dep_ == "attr" and tok.head.head == root and root.pos_ == "AUX" and bool(subj_core)
+            noun = tok.head
+            while noun.dep_ == "conj" and noun.head != noun:  # "an actress, producer, and model who …"
+                noun = noun.head
+            on_attr = noun.dep_ == "attr" and noun.head == root and root.pos_ == "AUX" and bool(subj_core)
             if rel_subj and (on_attr or self._nonrestrictive_subject_relative(sent, tok)):
                 rel = {t.i for t in tok.subtree}
                 rel |= self._commas_around(sent, rel)
@@ -389,7 +399,8 @@ class RulesDecomposer:
             t = doc[i]
             if t.dep_ not in ("amod", "compound") or t.head.i not in head:
                 continue
-            conjs = [c for c in t.children if c.dep_ == "conj" and c.i in head and c.i < t.head.i and not _hyphenated(c)]
+            conjs = [c for c in t.children if c.dep_ == "conj" and c.i in head and c.i < t.head.i
+                     and not _hyphenated(c) and not _quoted(c)]
             if not conjs:
                 continue
             glue = {c.i for c in t.children if c.dep_ in ("cc", "punct")} | {c.i for g in conjs for c in g.children if c.dep_ in ("cc", "punct")}
@@ -459,7 +470,8 @@ class RulesDecomposer:
             if tok.dep_ == "pobj" and tok.head.lower_ in _RELATIONAL_PREPS:
                 continue  # "between the user and the system" needs both conjuncts
             conj_deps = ("conj", "appos") if tok.dep_ == "attr" else ("conj",)
-            conjs = [c for c in tok.children if c.dep_ in conj_deps and c.pos_ in ("NOUN", "PROPN", "NUM") and not _hyphenated(c)]
+            conjs = [c for c in tok.children if c.dep_ in conj_deps and c.pos_ in ("NOUN", "PROPN", "NUM")
+                     and not _hyphenated(c) and not (_quoted(c) and _quoted(tok))]
             if tok.ent_type_ in ("GPE", "LOC") and not any(c.dep_ == "cc" for c in tok.children):
                 conjs = [c for c in conjs if c.ent_type_ not in ("GPE", "LOC")]  # "Moradabad, Uttar Pradesh": a place chain
             if not conjs:
@@ -468,7 +480,7 @@ class RulesDecomposer:
             # nested conj chains (a, b, and c) hang off each other
             while True:
                 more = [c for c in group[-1].children if c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN", "NUM")
-                        and c not in group and not _hyphenated(c)]
+                        and c not in group and not _hyphenated(c) and not (_quoted(c) and _quoted(group[-1]))]
                 if not more:
                     break
                 group.extend(more)
@@ -549,7 +561,8 @@ class RulesDecomposer:
                 text = topic + "'s"
             named = named or text == topic or text.startswith(topic + "'") if topic else named
             named = named or t.text in parts
-            if prev is not None and i != prev + 1 and not t.is_punct and out and not out[-1].endswith(" "):
+            gap = prev is not None and i != prev + 1 and (not t.is_punct or bool(doc[i - 1].whitespace_))
+            if gap and out and not out[-1].endswith(" "):
                 out.append(" ")
             out.append(text + t.whitespace_)
             prev = i

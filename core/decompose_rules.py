@@ -189,6 +189,16 @@ class RulesDecomposer:
                     p.head -= ap
                 head = {t.i for t in tok.head.subtree} - ap - self._clauses_of(tok.head)
                 extra.append(_Piece(head, copula, {t.i for t in tok.subtree}))
+            if (tok.dep_ == "advcl" and tok.tag_ == "VBN" and subj_core and tok.head in predicates
+                    and any(c.lower_ == "having" and c.dep_ == "aux" for c in tok.children)
+                    and not any(c.dep_ in ("nsubj", "nsubjpass", "mark") for c in tok.children)):
+                # "…, having established the Milagro Foundation in 1998" → "X has established …"
+                part = {t.i for t in tok.subtree}
+                part |= self._commas_around(sent, part)
+                for p in pieces:
+                    p.head -= part
+                body = {t.i for t in tok.subtree} - {c.i for c in tok.children if c.lower_ == "having"}
+                extra.append(_Piece(set(subj_core), "has" if copula == "is" else "had", body))
             if tok.dep_ != "relcl":
                 continue
             rel_subj = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in _REL_PRONOUNS]
@@ -237,7 +247,7 @@ class RulesDecomposer:
             head -= set(range(sent.start, comma + 1))
         out: list[_Piece] = []
         head, born = self._births(sent, head, subj, copula)
-        work = [head]
+        work, named = self._named_appositives(sent, head)
         for step in (self._including, self._coordinated_modifiers, self._adjuncts):
             nxt = []
             for h in work:
@@ -249,7 +259,7 @@ class RulesDecomposer:
             h, places = self._places(sent, h)
             out.append(_Piece(h))
             out.extend(places)
-        out.extend(born)  # after the claim they were taken from
+        out.extend(named + born)  # after the claim they were taken from
         final = []
         for p in out:
             if p.copula and p.tail:
@@ -366,6 +376,38 @@ class RulesDecomposer:
                 out.append((head - noun_phrase - ex) | (mine & head))
             return out
         return [head]
+
+    @staticmethod
+    def _named_appositives(sent, head: set[int]) -> tuple[list[set[int]], list[_Piece]]:
+        """"the author of the adult novel, The Intoxicating Life" → "… the author of the adult
+        novel." + "… the author of The Intoxicating Life." + "The Intoxicating Life is the adult
+        novel." (a name, or a list of names, in apposition to a common noun)."""
+        doc = sent.doc
+        for i in sorted(head):
+            ap = doc[i]
+            noun = ap.head
+            if not (ap.dep_ == "appos" and ap.pos_ == "PROPN" and noun.pos_ == "NOUN" and noun.i in head and noun.i < ap.i):
+                continue
+            group = [ap]
+            while True:
+                more = [c for g in group for c in g.children if c.dep_ == "conj" and c.pos_ == "PROPN" and c not in group]
+                if not more:
+                    break
+                group.extend(more)
+            group = [g for g in group if g.i in head]
+            names = [({g.i} | {t.i for c in g.children if c.dep_ not in ("conj", "cc", "punct") for t in c.subtree}) & head
+                     for g in group]
+            every = {t.i for t in ap.subtree}
+            every |= RulesDecomposer._commas_around(sent, every)
+            noun_phrase = ({t.i for t in noun.subtree} - every) & head
+            base = head - every
+            outs = [base] + [(head - {t.i for t in noun.subtree}) | nm for nm in names]
+            what = set(noun_phrase) - RulesDecomposer._clauses_of(noun)
+            dets = {j for j in what if doc[j].dep_ == "det" and doc[j].head == noun and doc[j].lower_ in ("the", "a", "an")}
+            # "The Intoxicating Life is an adult novel": one of a kind, so "a" (the article is re-chosen on render)
+            claims = [_Piece(nm, "is a" if dets else "is", what - dets) for nm in names]
+            return outs, claims
+        return [head], []
 
     @staticmethod
     def _adjuncts(sent, head: set[int]) -> list[set[int]]:

@@ -37,6 +37,7 @@ _ABSTAIN = re.compile(
 )
 _OPINION = re.compile(r"^\s*(i think|i believe|i feel|in my (?:opinion|view)|personally|i would say)\b", re.IGNORECASE)
 _ADVICE = re.compile(r"\b(you should|you must|you need to|you can|it is (?:recommended|advisable)|we recommend)\b", re.IGNORECASE)
+_CITATION = re.compile(r"\[\d+(?:[,\s-]+\d+)*\]")
 _PRONOUN_SUBJ = {"he", "she"}
 _PRONOUN_OBJ = {"him"}
 _PRONOUN_POSS = {"his", "her"}
@@ -106,18 +107,23 @@ class RulesDecomposer:
         self._nlp.max_length = 2_000_000
 
     def decompose(self, text: str) -> list[Claim]:
-        doc = self._nlp(text)
+        # citation markers ("Brazil[1].", search-engine answers) are blanked before parsing, the
+        # offsets kept: they are no part of any claim, and they confuse the parser
+        doc = self._nlp(_CITATION.sub(lambda m: " " * len(m[0]), text))
         claims: list[Claim] = []
         topic = self._answer_subject(doc)
         for sent in doc.sents:
+            if not sent.text.strip():
+                continue
+            source = text[sent.start_char : sent.end_char].strip()
             subj = [t for t in sent if t.dep_ in ("nsubj", "nsubjpass") and t.head == sent.root]
             reason = check_worthiness(sent.text, sent.root.tag_, bool(subj))
             span = (sent.start_char, sent.end_char)
             if reason:
-                claims.append(Claim(len(claims), sent.text.strip(), span, checkable=False, note=reason))
+                claims.append(Claim(len(claims), source, span, checkable=False, note=reason))
                 continue
             for t, claim_span in self._sentence_claims(sent, topic):
-                claims.append(Claim(len(claims), t, claim_span, context=sent.text.strip()))
+                claims.append(Claim(len(claims), t, claim_span, context=source))
         return _dedupe(claims)
 
     # -- the answer's subject, for pronouns ------------------------------------------------
@@ -421,7 +427,7 @@ class RulesDecomposer:
             if v.pos_ not in ("VERB",) or v.dep_ not in ("ROOT", "conj", "relcl", "advcl", "xcomp"):
                 continue
             adj = [c for c in v.children if c.i in head and (
-                (c.dep_ == "prep" and c.lower_ not in ("of", "as", "including") and any(x.dep_ == "pobj" for x in c.children))
+                (c.dep_ == "prep" and c.lower_ not in ("of", "including") and any(x.dep_ == "pobj" for x in c.children))
                 or (c.dep_ == "npadvmod" and c.ent_type_ == "DATE"))]
             if len(adj) < 2:
                 continue
@@ -616,7 +622,7 @@ class RulesDecomposer:
         if piece.copula:
             parts.append(piece.copula)
         if piece.tail:
-            parts.append(self._words(doc, piece.tail, topic, named=bool(topic) and topic.split()[-1] in parts[0]))
+            parts.append(self._words(doc, piece.tail, topic, named=bool(topic) and topic in parts[0]))
         return _tidy(" ".join(p for p in parts if p))
 
 

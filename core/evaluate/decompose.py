@@ -107,6 +107,28 @@ def load_decompose_dataset(name: str, path: str | Path) -> list[GoldAnswer]:
     return out
 
 
+_CITATION = re.compile(r"\[\d+(?:[,\s-]+\d+)*\]")
+
+
+def locate(text: str, sentence: str, pos: int = 0) -> tuple[int, int]:
+    """Where an annotated sentence lies in the answer, from ``pos`` on: (start, end), or (-1, -1).
+    Verbatim first; else with citation markers ("[1]", "[2, 3]") ignored, since FActScore's
+    PerplexityAI annotations dropped them from two thirds of the sentences. A sentence that
+    is not found is decomposed alone (see :func:`evaluate_decompose`)."""
+    at = text.find(sentence, pos)
+    if at >= 0:
+        return at, at + len(sentence)
+    keep = [True] * len(text)
+    for m in _CITATION.finditer(text):
+        keep[m.start() : m.end()] = [False] * (m.end() - m.start())
+    index = [i for i, k in enumerate(keep) if k and i >= pos]
+    bare = "".join(text[i] for i in index)
+    at = bare.find(sentence)
+    if at < 0:
+        return -1, -1
+    return index[at], index[at + len(sentence) - 1] + 1
+
+
 def in_fold(topic: str, spec: str | None) -> bool:
     """``spec`` "K/N" keeps the topics in fold K of N, "!K/N" all the others (a topic's fold is
     its SHA-1 modulo N, so every answer about one topic lands in the same fold)."""
@@ -222,13 +244,12 @@ def evaluate_decompose(
             fallback += sum(1 for c in claims if c.note and "rules decomposer used" in c.note)
             pos = ans.start
             for sent, gold in ans.sentences:
-                start = ans.text.find(sent, pos)
-                if start < 0:  # not verbatim in the answer: decompose the sentence alone
+                start, end = locate(ans.text, sent, pos)
+                if start < 0:  # not in the answer: decompose the sentence alone
                     t0 = time.perf_counter()
                     mine = [c.text for c in dec.decompose(sent) if c.checkable]
                     seconds += time.perf_counter() - t0
                 else:
-                    end = start + len(sent)
                     pos = end
                     mine = [c.text for c in claims if start <= c.span[0] < end]
                 tally.add(mine, gold)

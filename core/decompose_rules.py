@@ -627,6 +627,7 @@ class RulesDecomposer:
 
 
 def _tidy(text: str) -> str:
+    text = re.sub(r"\(\s*\)", " ", text)  # brackets whose content went to another claim
     text = re.sub(r"\s+([,.;:!?])", r"\1", text)
     text = re.sub(r"\s{2,}", " ", text).strip()
     text = re.sub(r"^[,;:\s]+|[,;:\s]+$", "", text)
@@ -652,7 +653,7 @@ def _article(m: re.Match) -> str:
 def _dedupe(claims: list[Claim]) -> list[Claim]:
     seen, out = set(), []
     for c in claims:
-        key = c.text.lower()
+        key = " ".join(re.findall(r"\w+", c.text.lower()))  # "X won, breaking" = "X won breaking"
         if key in seen:
             continue
         seen.add(key)

@@ -42,6 +42,7 @@ _PRONOUN_SUBJ = {"he", "she"}
 _PRONOUN_OBJ = {"him"}
 _PRONOUN_POSS = {"his", "her"}
 _REL_PRONOUNS = {"which", "who", "that"}
+_COMPLEMENTS = ("dobj", "attr", "prep", "ccomp", "xcomp", "acomp", "oprd", "dative", "pobj", "prt", "agent")
 _SHARED_MODS = ("det", "amod", "nummod", "poss", "predet")
 _RELATIONAL_PREPS = {"between", "among", "amongst"}
 
@@ -49,6 +50,12 @@ _RELATIONAL_PREPS = {"between", "among", "amongst"}
 _DISCOURSE = re.compile(
     r"^(overall|in addition(?: to .+)?|additionally|furthermore|moreover|however|aside from .+|apart from .+|besides .+|"
     r"since then|in summary|in conclusion|in short|as a result|as such|notably)$", re.IGNORECASE)
+
+
+def _amp_joined(tok) -> bool:
+    """A conjunct joined by "&" ("Rizzoli & Isles", "Law & Order"): part of one name."""
+    head = tok.head
+    return any(c.dep_ == "cc" and c.text == "&" and min(head.i, tok.i) < c.i < max(head.i, tok.i) for c in head.children)
 
 
 def _quoted(tok) -> bool:
@@ -176,13 +183,21 @@ class RulesDecomposer:
         for p in predicates:  # chains: "released …, won …, and collaborated …" hang off each other
             predicates.extend(c for c in p.children if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX") and c not in predicates)
         root_aux = [c for c in root.children if c.dep_ in ("aux", "auxpass", "neg")]
-        for pred in predicates:
+        for k, pred in enumerate(predicates):
             own = {t.i for t in self._pred_subtree(pred, predicates)}
+            later = [p for p in predicates[k + 1 :] if p.i > pred.i]
+            if later and pred.pos_ == "VERB" and not any(c.dep_ in _COMPLEMENTS for c in pred.children):
+                # "has written and arranged hundreds of songs": the object after the last verb is shared
+                obj = next((c for c in later[0].children if c.dep_ == "dobj" and c.i > later[0].i), None)
+                if obj is not None and later[0].i == min(t.i for t in later[0].subtree if t.dep_ != "cc"):
+                    own |= {t.i for t in obj.subtree}
             if pred is not root:
                 own_subj = any(c.dep_ in ("nsubj", "nsubjpass") for c in pred.children)
                 if not own_subj:
                     own |= subj_tokens
-                    if pred.tag_ in ("VBN", "VBG", "VB") and not any(c.dep_ in ("aux", "auxpass") for c in pred.children):
+                    perfect = any(a.lower_ in ("has", "have", "had") for a in root_aux)  # "has written and arranged": VBD is a mis-tag
+                    if (pred.tag_ in ("VBN", "VBG", "VB") or (perfect and pred.tag_ == "VBD")) and not any(
+                            c.dep_ in ("aux", "auxpass") for c in pred.children):
                         own |= {t.i for t in root_aux}
             pieces.extend(self._split_objects(pred, own))
         # appositives and relative clauses, removed from the pieces, become claims of their own
@@ -364,7 +379,8 @@ class RulesDecomposer:
                 continue
             group = [first[0]]
             while True:
-                more = [c for g in group for c in g.children if c.dep_ == "conj" and c not in group and not _hyphenated(c)]
+                more = [c for g in group for c in g.children if c.dep_ == "conj" and c not in group and not _hyphenated(c)
+                        and not _amp_joined(c)]
                 if not more:
                     break
                 group.extend(more)
@@ -396,7 +412,8 @@ class RulesDecomposer:
                 continue
             group = [ap]
             while True:
-                more = [c for g in group for c in g.children if c.dep_ == "conj" and c.pos_ == "PROPN" and c not in group]
+                more = [c for g in group for c in g.children if c.dep_ == "conj" and c.pos_ == "PROPN" and c not in group
+                        and not _amp_joined(c)]
                 if not more:
                     break
                 group.extend(more)
@@ -519,7 +536,7 @@ class RulesDecomposer:
                 continue  # "between the user and the system" needs both conjuncts
             conj_deps = ("conj", "appos") if tok.dep_ == "attr" else ("conj",)
             conjs = [c for c in tok.children if c.dep_ in conj_deps and c.pos_ in ("NOUN", "PROPN", "NUM")
-                     and not _hyphenated(c) and not (_quoted(c) and _quoted(tok))]
+                     and not _hyphenated(c) and not (_quoted(c) and _quoted(tok)) and not _amp_joined(c)]
             if tok.ent_type_ in ("GPE", "LOC") and not any(c.dep_ == "cc" for c in tok.children):
                 conjs = [c for c in conjs if c.ent_type_ not in ("GPE", "LOC")]  # "Moradabad, Uttar Pradesh": a place chain
             if not conjs:
@@ -528,14 +545,15 @@ class RulesDecomposer:
             # nested conj chains (a, b, and c) hang off each other
             while True:
                 more = [c for c in group[-1].children if c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN", "NUM")
-                        and c not in group and not _hyphenated(c) and not (_quoted(c) and _quoted(group[-1]))]
+                        and c not in group and not _hyphenated(c) and not (_quoted(c) and _quoted(group[-1]))
+                        and not _amp_joined(c)]
                 if not more:
                     break
                 group.extend(more)
             all_conj = set()
             for g in group[1:]:
                 all_conj |= {t.i for t in g.subtree}
-            glue = {c.i for g in group for c in g.children if c.dep_ in ("cc", "punct", "preconj")}
+            glue = {c.i for g in group for c in g.children if c.dep_ in ("cc", "punct", "preconj") and c.text != "&"}
             if tok.dep_ == "attr":  # "an English author, journalist": only the article is shared
                 shared_deps = ("det",)
             else:
@@ -546,9 +564,10 @@ class RulesDecomposer:
             for g in group:
                 if g is tok:
                     mine = {t.i for t in tok.subtree} - all_conj
-                else:  # the conjunct with its own dependents, not the conjuncts chained to it
-                    mine = {g.i} | {t.i for c in g.children if c.dep_ not in ("conj", "cc", "punct") for t in c.subtree}
-                if g is not tok and not any(c.dep_ in shared_deps for c in g.lefts):
+                else:  # the conjunct with its own dependents, not the conjuncts chained to it ("&" joins one name)
+                    mine = {g.i} | {t.i for c in g.children if (c.dep_ not in ("conj", "cc", "punct") or _amp_joined(c)
+                                                                 or c.text == "&") for t in c.subtree}
+                if g is not tok and g.pos_ != "PROPN" and not any(c.dep_ in shared_deps for c in g.lefts):
                     mine |= shared
                 pieces.append(_Piece((own - all_conj - glue - {t.i for t in tok.subtree}) | (mine - glue)))
             return pieces

@@ -58,11 +58,17 @@ def _amp_joined(tok) -> bool:
     return any(c.dep_ == "cc" and c.text == "&" and min(head.i, tok.i) < c.i < max(head.i, tok.i) for c in head.children)
 
 
-def _quoted(tok) -> bool:
-    """Inside quotation marks: a title ("Fire and Rain") is one name, never a list."""
+def _quoted(tok, other=None) -> bool:
+    """Inside quotation marks (with ``other``: inside the same ones): a title ("Fire and Rain")
+    is one name, never a list; "Matie", "Who Am I" are two."""
     sent = tok.sent
     marks = [t for t in sent if t.i < tok.i and t.text in ('"', "“", "”")]
-    return len(marks) % 2 == 1
+    if len(marks) % 2 == 0:
+        return False
+    if other is None:
+        return True
+    lo, hi = sorted((tok.i, other.i))
+    return _quoted(other) and not any(t.text in ('"', "“", "”") for t in sent.doc[lo + 1 : hi])
 
 
 def _hyphenated(tok) -> bool:
@@ -223,6 +229,17 @@ class RulesDecomposer:
             if tok.dep_ != "relcl":
                 continue
             rel_subj = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in _REL_PRONOUNS]
+            own_subj = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass") and c.lower_ not in _REL_PRONOUNS]
+            linker = [c for c in tok.children if (c.dep_ == "advmod" and c.lower_ in ("where", "when"))
+                      or (c.dep_ == "prep" and any(x.lower_ == "which" for x in c.children))]
+            if own_subj and linker and min(t.i for t in tok.subtree) == min(x.i for x in linker[0].subtree):
+                # "…, where she became a semi-finalist" / "during which he won the J1 League": a claim of its own
+                rel = {t.i for t in tok.subtree}
+                rel |= self._commas_around(sent, rel)
+                for p in pieces:
+                    p.head -= rel
+                extra.append(_Piece({t.i for t in tok.subtree} - {x.i for x in linker[0].subtree}))
+                continue
             noun = tok.head
             while noun.dep_ == "conj" and noun.head != noun:  # "an actress, producer, and model who …"
                 noun = noun.head
@@ -465,7 +482,7 @@ class RulesDecomposer:
             if t.dep_ not in ("amod", "compound") or t.head.i not in head:
                 continue
             conjs = [c for c in t.children if c.dep_ == "conj" and c.i in head and c.i < t.head.i
-                     and not _hyphenated(c) and not _quoted(c)]
+                     and not _hyphenated(c) and not _quoted(c, t)]
             if not conjs:
                 continue
             glue = {c.i for c in t.children if c.dep_ in ("cc", "punct")} | {c.i for g in conjs for c in g.children if c.dep_ in ("cc", "punct")}
@@ -488,8 +505,11 @@ class RulesDecomposer:
         for i in sorted(head):
             t = doc[i]
             attr = t.head
+            pred = attr
+            while pred.dep_ == "conj" and pred.head != pred:
+                pred = pred.head
             if (t.ent_type_ == "NORP" and t.dep_ in ("amod", "compound") and t.pos_ in ("ADJ", "PROPN")
-                    and attr.dep_ in ("attr", "conj") and attr.i in head and attr.pos_ == "NOUN"):
+                    and pred.dep_ == "attr" and pred.head.pos_ == "AUX" and attr.i in head and attr.pos_ == "NOUN"):
                 rest = head - {t.i}
                 if len([j for j in rest if not doc[j].is_punct]) <= len(subj) + 1:
                     return head, []
@@ -536,7 +556,7 @@ class RulesDecomposer:
                 continue  # "between the user and the system" needs both conjuncts
             conj_deps = ("conj", "appos") if tok.dep_ == "attr" else ("conj",)
             conjs = [c for c in tok.children if c.dep_ in conj_deps and c.pos_ in ("NOUN", "PROPN", "NUM")
-                     and not _hyphenated(c) and not (_quoted(c) and _quoted(tok)) and not _amp_joined(c)]
+                     and not _hyphenated(c) and not _quoted(c, tok) and not _amp_joined(c)]
             if tok.ent_type_ in ("GPE", "LOC") and not any(c.dep_ == "cc" for c in tok.children):
                 conjs = [c for c in conjs if c.ent_type_ not in ("GPE", "LOC")]  # "Moradabad, Uttar Pradesh": a place chain
             if not conjs:
@@ -545,7 +565,7 @@ class RulesDecomposer:
             # nested conj chains (a, b, and c) hang off each other
             while True:
                 more = [c for c in group[-1].children if c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN", "NUM")
-                        and c not in group and not _hyphenated(c) and not (_quoted(c) and _quoted(group[-1]))
+                        and c not in group and not _hyphenated(c) and not _quoted(c, group[-1])
                         and not _amp_joined(c)]
                 if not more:
                     break

@@ -463,12 +463,16 @@ class RulesDecomposer:
             adj = [c for c in v.children if c.i in head and (
                 (c.dep_ == "prep" and c.lower_ not in ("of", "including") and any(x.dep_ == "pobj" for x in c.children))
                 or (c.dep_ == "npadvmod" and c.ent_type_ == "DATE"))]
-            if len(adj) < 2:
+            subj = [c for c in v.children if c.dep_ in ("nsubj", "nsubjpass")]
+            fronted = [a for a in adj if subj and a.i < subj[0].i]
+            if len(adj) < 2 and not fronted:
                 continue
             sets = [{x.i for x in a.subtree} & head for a in adj]
             every = set().union(*sets)
             core = head - every
             core -= {j for j in core if doc[j].text == "," and (j + 1 in every or j - 1 in every)}
+            if len(adj) < 2:  # "In 2009, she won the title": the fact without its fronted when / where, and with it
+                return [core, head]
             return [core | s_ for s_ in sets]
         return [head]
 

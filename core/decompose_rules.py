@@ -466,7 +466,8 @@ class RulesDecomposer:
                 (c.dep_ == "prep" and c.lower_ not in ("of", "including") and any(x.dep_ == "pobj" for x in c.children))
                 or (c.dep_ == "npadvmod" and c.ent_type_ == "DATE"))]
             subj = [c for c in v.children if c.dep_ in ("nsubj", "nsubjpass")]
-            fronted = [a for a in adj if subj and a.i < subj[0].i]
+            fronted = [a for a in adj if subj and a.i < subj[0].i and any(  # a when / where, not "in order to …"
+                x.ent_type_ in ("DATE", "TIME", "GPE", "LOC", "FAC", "EVENT") for x in a.subtree)]
             if len(adj) < 2 and not fronted:
                 continue
             sets = [{x.i for x in a.subtree} & head for a in adj]
@@ -510,8 +511,10 @@ class RulesDecomposer:
                 name = {g.i} | {x.i for c in g.children if c.dep_ not in ("conj", "cc", "punct") or _amp_joined(c) or c.text == "&"
                                 for x in c.subtree}
                 name = {j for j in name if not (doc[j].text in ("(", ")") or RulesDecomposer._in_brackets(sent, j))}
-                if name:
-                    out.append(_Piece(name, f"is a {kind}"))
+                if name:  # "AI algorithms are mathematical methods" / "True Lies is a film"
+                    plural = g.tag_ in ("NNS", "NNPS") or (g.pos_ != "PROPN" and g.lower_.endswith("s") and g.lemma_ != g.lower_)
+                    kinds = " ".join([*(x.text for m in mods for x in m.subtree), noun.text])
+                    out.append(_Piece(name, f"are {kinds}" if plural else f"is a {kind}"))
         return out
 
     @staticmethod

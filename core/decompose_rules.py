@@ -431,13 +431,14 @@ class RulesDecomposer:
                 continue
             group = [ap]
             while True:
-                more = [c for g in group for c in g.children if c.dep_ == "conj" and c.pos_ == "PROPN" and c not in group
+                more = [c for g in group for c in g.children if c.dep_ == "conj" and c.pos_ in ("PROPN", "NOUN") and c not in group
                         and not _amp_joined(c)]
                 if not more:
                     break
                 group.extend(more)
             group = [g for g in group if g.i in head]
-            names = [({g.i} | {t.i for c in g.children if c.dep_ not in ("conj", "cc", "punct") for t in c.subtree}) & head
+            names = [({g.i} | {t.i for c in g.children if c.dep_ not in ("conj", "cc", "punct") or _amp_joined(c) or c.text == "&"
+                                for t in c.subtree}) & head
                      for g in group]
             every = {t.i for t in ap.subtree}
             every |= RulesDecomposer._commas_around(sent, every)
@@ -447,7 +448,8 @@ class RulesDecomposer:
             what = set(noun_phrase) - RulesDecomposer._clauses_of(noun)
             dets = {j for j in what if doc[j].dep_ == "det" and doc[j].head == noun and doc[j].lower_ in ("the", "a", "an")}
             # "The Intoxicating Life is an adult novel": one of a kind, so "a" (the article is re-chosen on render)
-            claims = [_Piece(nm, "is a" if dets else "is", what - dets) for nm in names]
+            claims = [_Piece(nm, "is a" if dets else "is", what - dets) for g, nm in zip(group, names, strict=True)
+                      if g.pos_ == "PROPN"]  # "… and the film American Pie": a film, not a series
             return outs, claims
         return [head], []
 

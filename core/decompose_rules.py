@@ -1,18 +1,35 @@
 """The ``rules`` decomposer: deterministic atomic claims from spaCy's dependency parse.
 
 What it does to each sentence (conservatively: a shape the small parser gets wrong often
-is left whole rather than split into wrong claims):
+is left whole rather than split into wrong claims). Claims are standalone and atomic (seed
+004 §3.1); the splits are the ones FActScore's human annotators make most often (measured
+by ``claimscope eval decompose --match jaccard``, docs/benchmarks.md):
 - coordinated predicates share the subject: "She was born in Warsaw and moved to Paris" →
   "She was born in Warsaw." + "She moved to Paris." (an auxiliary is shared only with a
-  conjunct that needs one: "was born … and raised …" → "was raised …");
+  conjunct that needs one; an object after the last verb is shared: "has written and
+  arranged hundreds of songs");
 - coordinated objects split: "discovered radium and polonium" → one claim each; coordinated
-  *subjects* never split ("Tom and Jerry met" is one fact);
-- appositives become their own claim: "Curie, a physicist, won …" → "Curie won …" +
-  "Curie was a physicist." (common-noun appositives only: "Pensacola, Florida" stays);
-- non-restrictive relative clauses whose relative pronoun is the subject become claims:
-  "his career, which began in 1970" → "… his career …" + "His career began in 1970.";
-- decontextualisation: he / she / him / his / her are replaced by the person they refer to
-  in the sentence or the previous ones (the last PERSON entity or proper-noun subject);
+  *subjects* never split ("Tom and Jerry met" is one fact), nor names ("Rizzoli & Isles",
+  "non-fiction", a quoted title "Fire and Rain");
+- nationality apart from occupation, each occupation apart: "an American actress and
+  singer" → "is American" + "is an actress" + "is a singer"; "X is a Y who VP" → + "X VP";
+- birth and death details one per claim: "born on D in P" → "was born on D" + "was born in
+  P", also from "X (born D) is …" and "an actor born in P"; place chains: "in Houston, Texas"
+  → "in Houston" + "Houston is in Texas";
+- examples: "films such as A and B" → "… films", "… A", "… B", "A is a film", "B is a film";
+  names in apposition: "the adult novel, The Intoxicating Life" → both, + "The Intoxicating
+  Life is an adult novel";
+- coordinated modifiers: "his aggressive and powerful style" → one claim each; a verb with
+  several adjuncts (where, when, with whom) → one claim per adjunct;
+- appositives and non-restrictive relative clauses become claims of their own: "Curie, a
+  physicist, won …" → + "Curie was a physicist."; "his career, which began in 1970" → +
+  "His career began in 1970."; "…, where she became a semi-finalist" → + "She became …";
+- decontextualisation: he / she / him / his / her are replaced by the *answer's subject*
+  (the proper-noun subject of its first sentences), not by the last name seen: in a bio,
+  "She also had recurring roles on …" is about the bio's subject, whichever character was
+  named last; a pronoun after the subject's name in the same claim stays. Discourse openers
+  ("Overall,", "In addition to his writing,") and "also" point at the rest of the answer and
+  are dropped; citation markers ("[1]") are blanked before parsing;
 - numbers, dates and qualifiers stay with the words they modify (whole subtrees move).
 
 Check-worthiness (FActScore / VeriScore practice, seeds 002 §6.1.5, 004): questions,

@@ -150,3 +150,14 @@ def test_examples_after_including_become_claims_and_openers_drop(rules):
     assert "The Red Cross is a charitable organization." in out  # "various" says nothing about the Red Cross
     out = texts(rules.decompose("He is the author of over 20 books, including novels and non-fiction."))
     assert not any(c.endswith((" non.", " of.")) for c in out)  # a hyphenated word is not a list
+
+
+def test_every_claim_keeps_its_span_source_sentence_and_check_worthiness(rules, data_dir):
+    row = json.loads((data_dir / "fixtures" / "factscore_dev_4.jsonl").read_text().splitlines()[0])
+    text = row["output"] + " What else did he do?"
+    claims = rules.decompose(text)
+    assert claims[-1].checkable is False and claims[-1].note == "question"
+    for c in claims[:-1]:
+        assert c.checkable and c.context and c.context in text  # the source sentence, verbatim
+        start = text.find(c.context)
+        assert start <= c.span[0] < c.span[1] <= start + len(c.context)  # the span lies inside it

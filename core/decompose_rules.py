@@ -531,7 +531,8 @@ class RulesDecomposer:
                                 for x in c.subtree}
                 name = {j for j in name if not (doc[j].text in ("(", ")") or RulesDecomposer._in_brackets(sent, j))}
                 if name:  # "AI algorithms are mathematical methods" / "True Lies is a film"
-                    plural = g.tag_ in ("NNS", "NNPS") or (g.pos_ != "PROPN" and g.lower_.endswith("s") and g.lemma_ != g.lower_)
+                    # a capitalised item is a name or title ("True Lies" is a film), whatever its tag
+                    plural = g.text[:1].islower() and (g.tag_ == "NNS" or (g.lower_.endswith("s") and g.lemma_ != g.lower_))
                     kinds = " ".join([*(x.text for m in mods for x in m.subtree), noun.text])
                     out.append(_Piece(name, f"are {kinds}" if plural else f"is a {kind}"))
         return out

@@ -148,6 +148,7 @@ def test_examples_after_including_become_claims_and_openers_drop(rules):
     ])
     out = texts(rules.decompose("She has been involved in various charitable organizations such as the Red Cross."))
     assert "The Red Cross is a charitable organization." in out  # "various" says nothing about the Red Cross
+    assert "True Lies is a film." in texts(rules.decompose("She starred in films such as True Lies."))  # a title, not a plural
     out = texts(rules.decompose("He is the author of over 20 books, including novels and non-fiction."))
     assert not any(c.endswith((" non.", " of.")) for c in out)  # a hyphenated word is not a list
 

@@ -54,6 +54,15 @@ $PY benchmarks/nli_speed.py --json $R/nli_speed.json
 # ---------------------------------------------------------------- decomposition, scores
 $CS eval decompose --dataset factscore --path $D/factscore/ChatGPT_dev.jsonl --json $R/decompose_factscore_chatgpt.json
 $CS eval decompose --dataset factcheck-gpt --path $D/factcheck_gpt/dev.jsonl --json $R/decompose_factcheck_gpt.json
+# The rules decomposer against FActScore's own decomposition (Jaccard one-to-one, PropSegmEnt's matcher)
+FS="--path $D/factscore/InstructGPT_dev.jsonl --path $D/factscore/ChatGPT_dev.jsonl --path $D/factscore/PerplexityAI_dev.jsonl"
+$CS eval decompose --match jaccard --decomposers sentence,rules $FS --fold '!0/3' --json $R/decompose_factscore_heldout_jaccard.json
+$CS eval decompose --match jaccard --decomposers sentence,rules $FS --fold '0/3' --json $R/decompose_factscore_devfold_jaccard.json
+$CS eval decompose --match jaccard --decomposers sentence,rules $FS --json $R/decompose_factscore_all_jaccard.json
+$CS eval decompose --match jaccard --decomposers sentence,rules --path $D/decomposition/feverfact.test.jsonl --json $R/decompose_feverfact_test_jaccard.json
+$CS eval decompose --match embedding --decomposers sentence,rules $FS --fold '!0/3' --json $R/decompose_factscore_heldout_embedding.json
+$CS eval decompose --match nli --decomposers sentence,rules $FS --fold '!0/3' --limit 4 --json $R/decompose_factscore_heldout_nli_limit4.json
+$PY benchmarks/decompose_side_by_side.py --path $D/factscore/InstructGPT_dev.jsonl --fold '!0/3' --n 5 --json $R/decompose_side_by_side.json
 $CS eval attribution --data $D/expertqa/dev.jsonl --json $R/attribution_expertqa.json
 $CS eval factuality --dataset factcheck-gpt --path $D/factcheck_gpt/dev.jsonl --store --json $R/factuality_factcheck_gpt.json
 $CS eval factuality --dataset factcheck-gpt --path $D/factcheck_gpt/dev.jsonl --no-grounding --store --json $R/factuality_factcheck_gpt_no_grounding.json

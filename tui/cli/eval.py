@@ -180,28 +180,35 @@ def eval_verdicts(
 def eval_decompose(
     ctx: typer.Context,
     path: Annotated[list[Path], typer.Option(help="A dataset JSONL; repeat --path to run several files in one go.")],
-    dataset: Annotated[str, typer.Option(help="factscore, factcheck-gpt, or auto (detected per file).")] = "auto",
+    dataset: Annotated[str, typer.Option(help="factscore, factcheck-gpt, feverfact, or auto (detected per file).")] = "auto",
     decomposers: Annotated[str, typer.Option(help="Comma-separated: sentence,rules,llm.")] = "sentence,rules",
-    match: Annotated[str, typer.Option(help="Claim matching: nli (bidirectional entailment) or embedding.")] = "nli",
+    match: Annotated[str, typer.Option(help="Claim matching: nli (bidirectional entailment), jaccard (token-set "
+                                            "Jaccard >= 0.6 and >= 0.8, as PropSegmEnt) or embedding.")] = "nli",
+    fold: Annotated[str | None, typer.Option(help="Only some topics: K/N keeps fold K of N (by topic hash), !K/N the rest.")] = None,
+    references: Annotated[bool, typer.Option(help="Also score the decompositions the dataset ships (FActScore's "
+                                                  "model-atomic-facts, FEVERFact's system predictions).")] = True,
     verifier: Annotated[str, typer.Option(help="NLI model for --match nli.")] = "embedded",
     llm: Annotated[str, typer.Option(help="GGUF model of the llm decomposer: embedded or a .gguf path.")] = "embedded",
     limit: Annotated[int | None, typer.Option(help="Only the first N answers of each file.")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
 ) -> None:
     """Precision, recall and F1 of produced claims against human atomic claims; claims and ms per sentence."""
-    from core.evaluate.decompose import evaluate_decompose, evaluate_decompose_sets, format_table
+    from core.evaluate.decompose import THRESHOLDS, evaluate_decompose, evaluate_decompose_sets, format_table, in_fold
     from tui.console import progress_bar
 
+    if match not in THRESHOLDS:
+        raise_input(f"unknown matching method {match!r} ({', '.join(THRESHOLDS)})")
+    in_fold("", fold)  # a bad fold is reported before any model loads
     wb = workbench_of(ctx, llm=llm)
     decs = {n.strip(): wb.decomposer(n.strip()) for n in decomposers.split(",") if n.strip()}
-    matcher = wb.nli(verifier) if match == "nli" else wb.embedder()
+    matcher = wb.nli(verifier) if match == "nli" else None if match == "jaccard" else wb.embedder()
     with progress_bar() as update:
         if len(path) == 1:
             report = evaluate_decompose(dataset=dataset, path=path[0], decomposers=decs, matcher=matcher, method=match,
-                                        limit=limit, progress=update)
+                                        limit=limit, progress=update, fold=fold, references=references)
         else:
             report = evaluate_decompose_sets(sets=[(dataset, p) for p in path], decomposers=decs, matcher=matcher,
-                                             method=match, limit=limit, progress=update)
+                                             method=match, limit=limit, progress=update, fold=fold, references=references)
     sys.stdout.write(format_table(report) + "\n")
     write_report(report, json_out)
 

@@ -1,0 +1,57 @@
+"""Decompositions side by side: people (FActScore's human atomic facts), FActScore's own
+InstructGPT decomposition (its ``model-atomic-facts``) and claimscope's ``rules`` decomposer,
+on sentences picked without looking at the output: answer k of the chosen topics, its sentence
+k (mod its length), for the first N answers. The answer is decomposed whole, as a user runs it,
+and a claim belongs to the sentence its span starts in (as in ``claimscope eval decompose``).
+
+    python benchmarks/decompose_side_by_side.py --path ../shared/data/factscore/InstructGPT_dev.jsonl \
+        --fold '!0/3' --n 5 --json benchmarks/results/decompose_side_by_side.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from core.decompose.rules import RulesDecomposer
+from core.evaluate.decompose import FACTSCORE_REFERENCE, in_fold, load_decompose_dataset, locate
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--path", required=True)
+    ap.add_argument("--fold", default=None)
+    ap.add_argument("--n", type=int, default=5)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    rules = RulesDecomposer()
+    answers = [a for a in load_decompose_dataset("factscore", args.path) if in_fold(a.topic, args.fold)]
+    rows = []
+    for k, ans in enumerate(answers[: args.n]):
+        claims = [c for c in rules.decompose(ans.text) if c.checkable]
+        j = k % len(ans.sentences)
+        pos = 0
+        for sent, _ in ans.sentences[:j]:
+            pos = max(pos, locate(ans.text, sent, pos)[1])
+        sent, gold = ans.sentences[j]
+        start, end = locate(ans.text, sent, pos)
+        mine = [c.text for c in claims if start <= c.span[0] < end]
+        rows.append({"topic": ans.topic, "sentence": sent, "people": gold,
+                     "instructgpt": ans.references.get(FACTSCORE_REFERENCE, [[]] * len(ans.sentences))[j], "rules": mine})
+    for r in rows:
+        print(f"### {r['topic']}\n\n> {r['sentence']}\n")
+        print("| people | InstructGPT (FActScore) | rules |\n|---|---|---|")
+        for i in range(max(len(r["people"]), len(r["instructgpt"]), len(r["rules"]))):
+            cells = [(col[i] if i < len(col) else "") for col in (r["people"], r["instructgpt"], r["rules"])]
+            print("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        print()
+    if args.json:
+        Path(args.json).write_text(json.dumps({"path": args.path, "fold": args.fold, "rows": rows}, indent=1, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()

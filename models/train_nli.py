@@ -910,6 +910,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="override a config value (dotted key, TOML value), e.g. train.total_examples=1500")
     ap.add_argument("--drop-sets", default="",
                     help="comma-separated training sets left out of the mix (ablation runs)")
+    ap.add_argument("--eval-only", type=Path, default=None, metavar="MODEL_DIR",
+                    help="only evaluate this saved model on the config's final dev sets; JSON to <out>")
     ap.add_argument("--card-only", action="store_true",
                     help="only rewrite <out>/README.md from <out>/training_summary.json and the config")
     ap.add_argument("--card-extra", type=Path, default=None,
@@ -939,6 +941,21 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             raise SystemExit(f"--drop-sets: unknown training sets {sorted(unknown)}")
         cfg["train_sets"] = [s for s in cfg["train_sets"] if s["name"] not in drop]
+    if args.eval_only:
+        from transformers import AutoTokenizer
+
+        torch.set_num_threads(args.threads)
+        data_root = (REPO_ROOT / cfg["data"]["root"]).resolve()
+        dev = load_dev_sets(cfg, data_root, int(cfg["seed"]), final=True)
+        model = load_fp32(args.eval_only)
+        tok = AutoTokenizer.from_pretrained(args.eval_only)
+        te = time.time()
+        res = evaluate(model, tok, dev, cfg["eval"]["max_length"], cfg["eval"]["batch_size"])
+        log(f"{args.eval_only} ({time.time() - te:.0f}s): {fmt_metrics(res)}")
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({"model": str(args.eval_only), "config": str(args.config),
+                                        "metrics": res}, indent=2), encoding="utf-8")
+        return 0
     cfg.setdefault("run", {})["overrides"] = args.overrides
     cfg["run"]["dropped_sets"] = args.drop_sets
     seed = int(cfg["seed"])
@@ -1080,6 +1097,13 @@ def main(argv: list[str] | None = None) -> int:
             write_log({"event": "checkpoint", "step": step, "seen": seen, "dir": str(ckpt_dir)})
             log(f"checkpoint at step {step} -> {ckpt_dir}")
             last_ckpt = time.time()
+        if not probe and (out / "STOP").exists() and step < total_steps:
+            # graceful stop on request (touch <out>/STOP): save and evaluate as at the time limit
+            (out / "STOP").unlink()
+            stopped_early = True
+            log(f"STOP file found at step {step}; stopping early")
+            write_log({"event": "stopped_early", "step": step, "seen": seen, "why": "STOP file"})
+            break
         if max_minutes is not None and (time.time() - t_train) / 60 >= max_minutes and step < total_steps:
             stopped_early = True
             log(f"time limit {max_minutes} min reached at step {step}; stopping early")
@@ -1095,7 +1119,9 @@ def main(argv: list[str] | None = None) -> int:
     model.eval()
     files = save_model(model, tok, out)
     final_dev = load_dev_sets(cfg, data_root, seed, final=True)
-    check_pairs = next(iter(final_dev.values()))["pairs"][:300]
+    if ecfg.get("final_sets"):  # CPU budget: only these dev sets at the end (others: --eval-only)
+        final_dev = {k: v for k, v in final_dev.items() if k in set(ecfg["final_sets"])}
+    check_pairs = next(iter(final_dev.values()))["pairs"][:int(ecfg.get("reload_check_n", 300))]
     ref = predict_logits(model, tok, check_pairs, ecfg["max_length"], ecfg["batch_size"])
     reloaded = load_fp32(out)
     reloaded.eval()

@@ -947,6 +947,8 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
         data_root = (REPO_ROOT / cfg["data"]["root"]).resolve()
         dev = load_dev_sets(cfg, data_root, int(cfg["seed"]), final=True)
+        if cfg["eval"].get("final_sets"):
+            dev = {k: v for k, v in dev.items() if k in set(cfg["eval"]["final_sets"])}
         model = load_fp32(args.eval_only)
         tok = AutoTokenizer.from_pretrained(args.eval_only)
         te = time.time()

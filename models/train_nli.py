@@ -1017,9 +1017,15 @@ def main(argv: list[str] | None = None) -> int:
     start_step, seen, losses, prior_train_s = 0, 0, [], 0.0
     if args.resume and (ckpt_dir / "state.json").is_file():
         meta = load_checkpoint(ckpt_dir, model, opt, sched)
-        if meta.get("mix_size") != len(feats) or meta.get("total_steps") != total_steps:
-            raise SystemExit(f"checkpoint does not match this config/mix: {meta.get('mix_size')} pairs / "
-                             f"{meta.get('total_steps')} steps vs {len(feats)} / {total_steps}")
+        if meta.get("mix_size") != len(feats):
+            raise SystemExit(f"checkpoint does not match this config/mix: {meta.get('mix_size')} pairs "
+                             f"vs {len(feats)}")
+        if meta.get("total_steps") != total_steps:
+            # re-planned run (e.g. a slower machine than the probe said): the batches so far are
+            # the same (same seed, same first epoch); the linear decay now ends at the new total
+            if int(meta["step"]) >= total_steps:
+                raise SystemExit(f"checkpoint is at step {meta['step']}, beyond the new plan of {total_steps}")
+            log(f"re-planned: {meta.get('total_steps')} -> {total_steps} steps; the schedule decays to the new end")
         start_step, seen = int(meta["step"]), int(meta["seen"])
         losses, prior_train_s = list(meta.get("losses", [])), float(meta.get("train_seconds", 0.0))
         log(f"resumed from {ckpt_dir} at step {start_step} ({seen} examples seen)")

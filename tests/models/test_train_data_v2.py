@@ -18,7 +18,7 @@ from models.train_nli import (
     sentence_keys,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CFG = tomllib.loads((ROOT / "models" / "train_nli_v2.toml").read_text(encoding="utf-8"))
 FACTCG = {"name": "factcg_doc", "kind": "factcg", "files": ["nli/factcg/factcg_cg2c_doc.train.jsonl.gz"]}
 

@@ -153,6 +153,10 @@ class Pipeline:
         }
         if self.expander is not None:
             config["expansion"] = self.expander.config()
+        if getattr(self.verifier, "verdict_rule", "rules") != "rules":  # the learned verdicts and their weights
+            from core.verdict_model import model_digest
+
+            config["verdict_rule"] = {"rule": self.verifier.verdict_rule, "model": model_digest()}
         return config
 
     def _emit(self, listener: Listener | None, run_id: int, kind: str, payload: dict, claim_id: int | None = None) -> None:

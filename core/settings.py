@@ -74,6 +74,9 @@ class Settings:
     refute_threshold: float = 0.65
     conflict_threshold: float = 0.65
     grounding: bool = True
+    # How a claim's judgements become its verdict: "rules" (the thresholds above) or "learned"
+    # (core/verdict_model.py: a logistic regression fitted on train splits, core/data/verdict_model.json).
+    verdict_rule: str = "rules"
     theme: str = "claimscope-dark"
     keymap: dict = field(default_factory=dict)  # binding id → keys, e.g. {"run": "ctrl+r"}
 
@@ -87,6 +90,7 @@ _KINDS = {f.name: f.type for f in fields(Settings)}
 CHOICES = {
     "mode": ("bm25", "dense", "hybrid", "hyde", "query2doc"),
     "hyde_prompt": ("encyclopedic", "scientific", "factcheck"),
+    "verdict_rule": ("rules", "learned"),
 }
 
 

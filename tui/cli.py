@@ -127,14 +127,23 @@ def _workbench(ctx: typer.Context):
     return Workbench(_settings(ctx))
 
 
-def _verifier(ctx: typer.Context, spec: str, grounding: bool = True):
+def _verifier(ctx: typer.Context, spec: str, grounding: bool = True, verdict_rule: str | None = None):
     """The verifier with the settings' thresholds and the grounding guard (evidence must
     mention the claim's subject): an NLI cross-encoder, or an LLM judge for ``llm`` / a
-    ``.gguf`` path (models/llm_judge.py)."""
+    ``.gguf`` path (models/llm_judge.py). ``verdict_rule`` overrides the settings' rule."""
+    from core.errors import InputError
+    from core.verify import VERDICT_RULES
     from core.workbench import RunOptions
 
+    if verdict_rule is not None and verdict_rule not in VERDICT_RULES:
+        raise InputError(f"--verdict-rule must be one of {', '.join(VERDICT_RULES)}, got {verdict_rule!r}")
     wb = _workbench(ctx)
-    return wb.verifier(RunOptions.from_settings(wb.settings).with_(verifier=spec.strip(), grounding=grounding))
+    options = RunOptions.from_settings(wb.settings).with_(verifier=spec.strip(), grounding=grounding)
+    return wb.verifier(options.with_(verdict_rule=verdict_rule) if verdict_rule else options)
+
+
+VERDICT_RULE_HELP = ("How judgements become a verdict: rules (thresholds) or learned (a logistic regression "
+                     "over the judgements and where they come from). Default: the settings' verdict_rule.")
 
 
 GROUNDING_HELP = "Only evidence that names the claim's subject (in its text or document title) decides."
@@ -456,6 +465,7 @@ def verify(
     k: Annotated[int, typer.Option("-k", min=1, max=100, help="Passages to verify against.")] = 10,
     verifier: Annotated[str, typer.Option(help="NLI model: embedded, a local folder or a cached HF id.")] = "embedded",
     grounding: Annotated[bool, typer.Option(help=GROUNDING_HELP)] = True,
+    verdict_rule: Annotated[str | None, typer.Option(help=VERDICT_RULE_HELP)] = None,
     prompt: Annotated[str | None, typer.Option("--prompt", help=PROMPT_HELP)] = None,
     llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
@@ -470,7 +480,7 @@ def verify(
     searcher = _searcher(ctx, db, source)
     expander = _expander(ctx, mode, prompt, llm)
     splitter = _workbench(ctx).splitter() if expander is not None else None
-    result = verify_claim(db, searcher, _verifier(ctx, verifier, grounding), claim, sources=source, k=k, mode=mode,
+    result = verify_claim(db, searcher, _verifier(ctx, verifier, grounding, verdict_rule), claim, sources=source, k=k, mode=mode,
                           expander=expander, splitter=splitter)
     if result.expansion is not None and not as_json:
         print_expansion(result.expansion, result.leakage.matched if result.leakage else None)
@@ -553,6 +563,7 @@ def check(
     decomposer: Annotated[str, typer.Option(help="Decomposer: rules (atomic claims) or sentence.")] = "rules",
     verifier: Annotated[str, typer.Option(help="NLI model: embedded, a folder or a cached HF id.")] = "embedded",
     grounding: Annotated[bool, typer.Option(help=GROUNDING_HELP)] = True,
+    verdict_rule: Annotated[str | None, typer.Option(help=VERDICT_RULE_HELP)] = None,
     prompt: Annotated[str | None, typer.Option("--prompt", help=PROMPT_HELP)] = None,
     llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
     claim_date: Annotated[
@@ -580,7 +591,7 @@ def check(
     searcher = _searcher(ctx, db, source)
     expander = _expander(ctx, mode, prompt, llm)
     pipeline = Pipeline(
-        db, make_decomposer(decomposer, SpacySentenceSplitter), searcher, _verifier(ctx, verifier, grounding),
+        db, make_decomposer(decomposer, SpacySentenceSplitter), searcher, _verifier(ctx, verifier, grounding, verdict_rule),
         sources=source, k=k, mode=mode, expander=expander,
         splitter=_workbench(ctx).splitter() if expander is not None else None,
     )
@@ -1203,6 +1214,7 @@ def eval_factuality(
     k: Annotated[int, typer.Option("-k", min=1, max=100, help="Passages per claim.")] = 10,
     verifier: Annotated[str, typer.Option(help="NLI model: embedded, a folder or a cached HF id.")] = "embedded",
     grounding: Annotated[bool, typer.Option(help=GROUNDING_HELP)] = True,
+    verdict_rule: Annotated[str | None, typer.Option(help=VERDICT_RULE_HELP)] = None,
     store: Annotated[bool, typer.Option("--store", help="Keep each answer as a run, human labels as annotations.")] = False,
     limit: Annotated[int | None, typer.Option(help="Only the first N answers of each file.")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
@@ -1218,7 +1230,7 @@ def eval_factuality(
     searcher = _searcher(ctx, db, [source]) if dataset == "factscore" else None
     with progress_bar() as update:
         report = evaluate_factuality(
-            dataset=dataset, paths=path, verifier=_verifier(ctx, verifier, grounding), searcher=searcher,
+            dataset=dataset, paths=path, verifier=_verifier(ctx, verifier, grounding, verdict_rule), searcher=searcher,
             splitter=SpacySentenceSplitter(), source=source, k=k, mode=mode, limit=limit, db=db, store=store,
             progress=update,
         )

@@ -11,17 +11,19 @@ into features, fits an L2 multinomial logistic regression and writes
 the first ``claimscope --db DB2 demo``); one database holding both may be given twice. Training data (no dev / evaluation split is read):
 
 - SciFact ``claims_train.jsonl``: each claim retrieved for (hybrid, top 5) over the SciFact
-  corpus, as the product does; gold SUPPORT → supported, CONTRADICT → refuted, no evidence → NEI.
+  corpus, as the product does (with ``--scifact-db``), or else judged against the abstracts it
+  cites; gold SUPPORT → supported, CONTRADICT → refuted, no evidence → NEI.
 - Climate-FEVER: the fit half of ``claimscope eval verdicts`` (seed 0; the other half is the
   held-out half that command reports), five curated sentences per claim with their article
   titles; DISPUTED → conflicting — the only source of that label.
 - VitaminC real revisions (``real_dev_half.jsonl``, a training set for this project): the claim
-  with its Wikipedia sentence (title = page) among the top-3 BM25 passages of wiki-vital for
-  the claim (passages about other subjects, as retrieval brings them), gold = the pair's label;
-  every fourth claim again without its sentence, gold NEI (other pages do not decide it).
+  with its Wikipedia sentence (title = page) among 3 passages about other subjects — the top-3
+  BM25 passages of wiki-vital with ``--wiki-db``, else the sentences of other VitaminC pages
+  sharing most words with the claim — gold = the pair's label; every fourth claim without its
+  own sentence, gold NEI (other pages do not decide it).
 
-Features are cached (``--cache``; no dataset text, only feature vectors and labels), so a
-refit with another regularisation is instant: ``--from-cache FEATURES...``. After the verifier's weights
+Judgements are cached (``--cache``, outside the repository: it holds dataset text), so a refit
+with other features or regularisation needs no model call: ``--from-cache FILE...``. After the verifier's weights
 change, rerun without ``--from-cache``: the features depend on the verifier.
 """
 
@@ -49,8 +51,22 @@ VITAMINC = {"SUPPORTS": "supported", "REFUTES": "refuted", "NOT ENOUGH INFO": "n
 
 
 def _row(ds: str, claim: str, verdict, passages, terms, label: str) -> dict:
-    feats = extract(claim, verdict.judgements, passages, terms)
-    return {"dataset": ds, "label": label, "x": [round(float(v), 5) for v in feats.values]}
+    """One training claim: its judgements (so features can be recomputed without the
+    verifier: ``--from-cache``), titles, subject terms and gold label."""
+    js = [{"pid": j.unit.passage_id, "kind": j.unit.kind, "sents": list(j.unit.sentences), "text": j.unit.text,
+           "rank": j.unit.passage_rank, "probs": [round(float(p), 5) for p in j.probs], "grounded": j.grounded}
+          for j in verdict.judgements]
+    return {"dataset": ds, "label": label, "claim": claim, "terms": sorted(terms),
+            "titles": {str(p.passage_id): p.title for p in passages}, "judgements": js}
+
+
+def features_of(row: dict) -> list[float]:
+    from core.verify import EvidenceUnit, Judgement
+
+    js = [Judgement(EvidenceUnit(j["pid"], j["kind"], tuple(j["sents"]), j["text"], j["rank"]),
+                    np.array(j["probs"], dtype=np.float32), grounded=j["grounded"]) for j in row["judgements"]]
+    titles = {int(k): v for k, v in row["titles"].items()}
+    return [float(v) for v in extract(row["claim"], js, titles, set(row["terms"])).values]
 
 
 def collect_climate_fever(verifier: Verifier, terms_of, path: Path, seed: int = 0) -> list[dict]:
@@ -68,38 +84,66 @@ def collect_climate_fever(verifier: Verifier, terms_of, path: Path, seed: int = 
 
 
 def collect_scifact(verifier: Verifier, terms_of, searcher, path: Path, k: int, limit: int | None) -> list[dict]:
+    """With ``searcher``: hybrid top-k retrieval over the indexed corpus (the product's path).
+    Without: the claim's cited abstracts (SciFact's oracle-abstract setting), one passage each."""
     from core.evaluate.datasets import load_scifact_claims
     from core.pipeline import passage_evidence
 
+    corpus = {}
+    if searcher is None:
+        with open(path.parent / "corpus.jsonl", encoding="utf-8") as fh:
+            for line in fh:
+                d = json.loads(line)
+                corpus[str(d["doc_id"])] = (d["title"], tuple(d["abstract"]))
     out = []
     claims = load_scifact_claims(path)
     random.Random(0).shuffle(claims)
     for c in claims[: limit or None]:
         labels = {e["label"] for ev in c.evidence.values() for e in ev}
         gold = "supported" if "SUPPORT" in labels else "refuted" if "CONTRADICT" in labels else "not_enough_info"
-        passages = passage_evidence(searcher.search(c.claim, k=k, mode="hybrid", sources=["scifact"]))
+        if searcher is None:
+            docs = [corpus[d] for d in c.cited_doc_ids if d in corpus][:k]
+            passages = [PassageEvidence(i + 1, i + 1, sents, " ".join(sents), title) for i, (title, sents) in enumerate(docs)]
+        else:
+            passages = passage_evidence(searcher.search(c.claim, k=k, mode="hybrid", sources=["scifact"]))
         v = verifier.verify(c.claim, passages)
-        out.append(_row("scifact-train", c.claim, v, passages, terms_of(c.claim), gold))
+        out.append(_row("scifact-train" if searcher else "scifact-train-cited", c.claim, v, passages, terms_of(c.claim), gold))
     return out
 
 
-def collect_vitaminc(verifier: Verifier, terms_of, searcher, splitter, path: Path, limit: int, k: int = 3) -> list[dict]:
+def collect_vitaminc(verifier: Verifier, terms_of, searcher, path: Path, limit: int, k: int = 3) -> list[dict]:
+    """The claim's own sentence (title = its page) among k passages about other subjects:
+    with ``searcher``, the top-k BM25 passages of wiki-vital; without, the k sentences of
+    other VitaminC pages sharing the most words with the claim (as retrieval brings them)."""
+    import re
+
     from core.pipeline import passage_evidence
 
     with (gzip.open if path.suffix == ".gz" else open)(path, "rt", encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh]
     rng = random.Random(0)
     rng.shuffle(rows)
+
+    def words(t: str) -> set[str]:
+        return {w for w in re.findall(r"[a-z0-9]+", t.lower()) if len(w) > 3}
+
+    pool = list({r["evidence"]: r for r in rows[limit:]}.values())[:5000]
+    pool_words = [words(r["evidence"]) for r in pool]
     out = []
     for n, r in enumerate(rows[:limit]):
         claim, gold = r["claim"], VITAMINC[r["label"]]
-        others = passage_evidence(searcher.search(claim, k=k, mode="bm25", sources=["wiki-vital"]))
+        if searcher is not None:
+            others = passage_evidence(searcher.search(claim, k=k, mode="bm25", sources=["wiki-vital"]))
+        else:
+            cw = words(claim)
+            best = sorted(range(len(pool)), key=lambda i: -len(cw & pool_words[i]))
+            picked = [pool[i] for i in best if pool[i]["page"] != r["page"]][:k]
+            others = [PassageEvidence(100 + i, i + 1, (o["evidence"],), o["evidence"], o["page"]) for i, o in enumerate(picked)]
         if n % 4 == 3:  # without its own sentence: the other pages do not decide it
             passages, gold = others, "not_enough_info"
         else:
             ev = r["evidence"]
-            sents = tuple(ev[s:e] for s, e in splitter.split([ev])[0])
-            own = PassageEvidence(-1, 0, sents or (ev,), ev, r.get("page") or "")
+            own = PassageEvidence(-1, 0, (ev,), ev, r.get("page") or "")
             pos = rng.randint(0, len(others))
             passages = [*others[:pos], own, *others[pos:]]
             passages = [PassageEvidence(p.passage_id, i + 1, p.sentences, p.text, p.title) for i, p in enumerate(passages)]
@@ -122,7 +166,7 @@ def cross_validate(rows: list[dict], l2s, folds: int = 5) -> dict:
     """Macro-F1 of each l2 over k folds of the training rows (chooses l2 without dev data)."""
     from core.evaluate.metrics import macro_f1
 
-    x = np.array([r["x"] for r in rows])
+    x = np.array([features_of(r) for r in rows])
     y = [r["label"] for r in rows]
     w = weights_for(rows)
     idx = np.random.default_rng(0).permutation(len(rows))
@@ -163,7 +207,7 @@ def main() -> None:
         from core.retrieve import Searcher
         from models.embed import load_embedder
         from models.nli import load_nli
-        from models.nlp import SpacySentenceSplitter, SubjectTerms
+        from models.nlp import SubjectTerms
         from store import open_db
 
         terms_of = SubjectTerms()
@@ -176,12 +220,12 @@ def main() -> None:
         if "climate-fever" in only:
             rows += collect_climate_fever(verifier, terms_of, data / "climate_fever" / "dev.jsonl")
             print(f"climate-fever: {len(rows)} claims, {time.perf_counter() - t0:.0f} s", flush=True)
-        if "vitaminc" in only and wiki:
+        if "vitaminc" in only:
             n0 = len(rows)
-            rows += collect_vitaminc(verifier, terms_of, wiki, SpacySentenceSplitter(),
-                                     data / "vitaminc" / "real_dev_half.jsonl", args.vitaminc_limit)
+            rows += collect_vitaminc(verifier, terms_of, wiki, data / "vitaminc" / "real_dev_half.jsonl",
+                                     args.vitaminc_limit)
             print(f"vitaminc: {len(rows) - n0} claims, {time.perf_counter() - t0:.0f} s", flush=True)
-        if "scifact" in only and sci:
+        if "scifact" in only:
             n0 = len(rows)
             rows += collect_scifact(verifier, terms_of, sci, data / "scifact" / "claims_train.jsonl", 5,
                                     args.scifact_limit)
@@ -192,7 +236,7 @@ def main() -> None:
     l2s = (0.1, 1.0, 10.0, 100.0)
     cv = cross_validate(rows, l2s)
     l2 = max(cv, key=lambda k: cv[k])
-    x = np.array([r["x"] for r in rows])
+    x = np.array([features_of(r) for r in rows])
     y = [r["label"] for r in rows]
     datasets = sorted({r["dataset"] for r in rows})
     meta = {
@@ -200,9 +244,11 @@ def main() -> None:
                        for d in datasets},
         "training_data": {
             "scifact-train": "SciFact claims_train.jsonl, hybrid top-5 retrieval over the SciFact corpus",
+            "scifact-train-cited": "SciFact claims_train.jsonl with the abstracts each claim cites (oracle abstracts)",
             "climate-fever-fit-half": "Climate-FEVER dev.jsonl, the seed-0 fit half of `claimscope eval verdicts`",
-            "vitaminc-real": "VitaminC real_dev_half.jsonl (training set here): the pair's sentence among top-3 BM25 "
-                             "wiki-vital passages; every 4th claim without it (NEI)",
+            "vitaminc-real": "VitaminC real_dev_half.jsonl (training set here): the pair's sentence among 3 "
+                             "passages of other pages (wiki-vital BM25 or word-overlap VitaminC); every 4th claim "
+                             "without it (NEI)",
         },
         "sample_weights": "each dataset weighs the same in total",
         "cross_validation_macro_f1": {str(k): v for k, v in cv.items()},

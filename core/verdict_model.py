@@ -47,23 +47,23 @@ FEATURES = (
     "c_margin",         # P(C) − P(E) of the best contradicting grounded unit
     "balance",          # e_max − c_max: which side is stronger
     "both",             # min(e_max, c_max): strong evidence both ways (conflict)
-    "e_agree",          # log(1 + units with P(E) > .5), grounded
-    "c_agree",          # log(1 + units with P(C) > .5), grounded
+    "e_agree",          # log(1 + grounded sentences with P(E) > .5)
+    "c_agree",          # log(1 + grounded sentences with P(C) > .5)
     "e_docs",           # distinct documents with a grounded unit P(E) > .5, log(1 + n)
     "c_docs",           # distinct documents with a grounded unit P(C) > .5, log(1 + n)
     "e_named",          # the best entailing unit's own text names every subject term
     "c_named",          # the best contradicting unit's own text names every subject term
     "e_title",          # the best entailing unit comes from the subject's own document (title)
     "c_title",          # the best contradicting unit comes from the subject's own document
-    "e_own",            # best P(entail) over units of the subject's own document(s)
-    "c_own",            # best P(contradict) over units of the subject's own document(s)
+    "e_own",            # best P(entail) over sentences / passages of the subject's own document(s)
+    "c_own",            # best P(contradict) over sentences / passages of the subject's own document(s)
     "own_doc",          # some retrieved document's title is the subject
     "e_rank",           # 1 / retrieval rank of the best entailing unit's passage
     "c_rank",           # 1 / retrieval rank of the best contradicting unit's passage
     "e_num_missing",    # the claim has numbers / dates / ordinals the best entailing unit lacks
     "c_num_clash",      # claim and best contradicting unit both have numbers, and they differ
     "e_set",            # the best entailing unit is a sentence set (multi-sentence evidence)
-    "grounded_share",   # share of units that name the subject (text or title)
+    "grounded_share",   # share of sentences / passages that name the subject (text or title)
     "no_subject",       # the claim's subject has no content word (pronoun, number): no grounding
     "no_evidence",      # nothing was judged
 )
@@ -145,9 +145,14 @@ def extract(
     ent = np.array([j.probs[ENTAIL] for j in js], dtype=float)
     con = np.array([j.probs[CONTRADICT] for j in js], dtype=float)
     grounded = np.array([j.grounded for j in js])
-    own = np.array([title_is_subject(titles.get(j.unit.passage_id, ""), terms) for j in js])
+    # A sentence set is filed under its first sentence's passage but may join sentences of
+    # several documents, so it counts for the probabilities, never for where evidence comes
+    # from (own document, agreement across documents).
+    single = np.array([j.unit.kind in _SINGLE for j in js])
+    sentence = np.array([j.unit.kind == "sentence" for j in js])
+    own = single & np.array([title_is_subject(titles.get(j.unit.passage_id, ""), terms) for j in js])
     f["e_any"], f["c_any"] = float(ent.max()), float(con.max())
-    f["grounded_share"] = float(grounded.mean())
+    f["grounded_share"] = float(grounded[single].mean()) if single.any() else 0.0
     if own.any():
         f["e_own"], f["c_own"] = float(ent[own].max()), float(con[own].max())
     claim_nums = numbers(claim)
@@ -159,12 +164,14 @@ def extract(
         f["e_max"], f["c_max"] = float(ent[ie]), float(con[ic])
         f["e_margin"], f["c_margin"] = float(ent[ie] - con[ie]), float(con[ic] - ent[ic])
         f["balance"], f["both"] = f["e_max"] - f["c_max"], min(f["e_max"], f["c_max"])
-        f["e_agree"] = math.log1p(int(((ent > 0.5) & grounded).sum()))
-        f["c_agree"] = math.log1p(int(((con > 0.5) & grounded).sum()))
+        gs = grounded & sentence  # agreement counts sentences, not the passages and sets repeating them
+        f["e_agree"] = math.log1p(int(((ent > 0.5) & gs).sum()))
+        f["c_agree"] = math.log1p(int(((con > 0.5) & gs).sum()))
+        gd = grounded & single
         f["e_docs"] = math.log1p(len({titles.get(j.unit.passage_id, j.unit.passage_id)
-                                      for j, e, g in zip(js, ent, grounded, strict=True) if g and e > 0.5}))
+                                      for j, e, g in zip(js, ent, gd, strict=True) if g and e > 0.5}))
         f["c_docs"] = math.log1p(len({titles.get(j.unit.passage_id, j.unit.passage_id)
-                                      for j, c, g in zip(js, con, grounded, strict=True) if g and c > 0.5}))
+                                      for j, c, g in zip(js, con, gd, strict=True) if g and c > 0.5}))
         f["e_named"] = float(not terms or terms <= _words(best_e.unit.text))
         f["c_named"] = float(not terms or terms <= _words(best_c.unit.text))
         f["e_title"] = float(bool(own[ie]))

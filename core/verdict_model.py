@@ -57,6 +57,8 @@ FEATURES = (
     "c_title",          # the best contradicting unit comes from the subject's own document
     "e_own",            # best P(entail) over sentences / passages of the subject's own document(s)
     "c_own",            # best P(contradict) over sentences / passages of the subject's own document(s)
+    "e_own_named",      # best P(entail) over own-document sentences that name the subject themselves
+    "c_own_named",      # best P(contradict) over own-document sentences that name the subject themselves
     "own_doc",          # some retrieved document's title is the subject
     "e_rank",           # 1 / retrieval rank of the best entailing unit's passage
     "c_rank",           # 1 / retrieval rank of the best contradicting unit's passage
@@ -155,6 +157,10 @@ def extract(
     f["grounded_share"] = float(grounded[single].mean()) if single.any() else 0.0
     if own.any():
         f["e_own"], f["c_own"] = float(ent[own].max()), float(con[own].max())
+        # a sentence with a pronoun ("She shared …") is where the small verifier errs most
+        named = own & sentence & np.array([not terms or terms <= _words(j.unit.text) for j in js])
+        if named.any():
+            f["e_own_named"], f["c_own_named"] = float(ent[named].max()), float(con[named].max())
     claim_nums = numbers(claim)
     best_e = best_c = None
     if grounded.any():

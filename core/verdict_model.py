@@ -308,11 +308,22 @@ def decide_learned(
     terms = subject_terms(claim) if subject_terms else set()
     feats = extract(claim, judgements, passages, terms, t)
     label, _ = predict(feats.values, model)
-    e, c = feats.best_entail, feats.best_contradict
-    if e is None or c is None:  # nothing grounded: the strongest unit of all, shown but not trusted
-        pool = considered(judgements, t)
-        d = max(pool, key=lambda j: max(j.probs[ENTAIL], j.probs[CONTRADICT])) if pool else None
-        e = c = d
+    titles = passages if isinstance(passages, dict) else {p.passage_id: p.title for p in passages}
+    pool = considered(judgements, t)
+    grounded = [j for j in pool if j.grounded] or pool
+
+    def shown(side: int) -> Judgement | None:
+        """The unit to show for a side: one past .5 from the subject's own document first, a
+        single sentence or passage before a set (sets may join several documents), then the
+        highest probability — so "first woman to win a Nobel Prize" is shown with Marie
+        Curie's page, not a set filed under Chien-Shiung Wu's."""
+        if not grounded:
+            return None
+        return max(grounded, key=lambda j: (bool(j.probs[side] > 0.5),
+                                            title_is_subject(titles.get(j.unit.passage_id, ""), terms),
+                                            j.unit.kind != "set", float(j.probs[side])))
+
+    e, c = shown(ENTAIL), shown(CONTRADICT)
     deciding = {"supported": e, "refuted": c}.get(label)
     if deciding is None and e is not None and c is not None:
         deciding = e if e.probs[ENTAIL] >= c.probs[CONTRADICT] else c

@@ -75,8 +75,9 @@ class Settings:
     conflict_threshold: float = 0.65
     grounding: bool = True
     # How a claim's judgements become its verdict: "rules" (the thresholds above) or "learned"
-    # (core/verdict_model.py: a logistic regression fitted on train splits, core/data/verdict_model.json).
-    verdict_rule: str = "rules"
+    # (core/verdict_model.py: a logistic regression fitted on train splits, core/data/verdict_model.json;
+    # the default since it measured better: Factcheck-GPT κ .077 → .405, demo 2 → 5 of 7 right).
+    verdict_rule: str = "learned"
     theme: str = "claimscope-dark"
     keymap: dict = field(default_factory=dict)  # binding id → keys, e.g. {"run": "ctrl+r"}
 

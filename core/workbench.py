@@ -36,7 +36,7 @@ class RunOptions:
     support: float = 0.60
     refute: float = 0.65
     conflict: float = 0.65
-    verdict_rule: str = "rules"
+    verdict_rule: str = "learned"
 
     @classmethod
     def from_settings(cls, s: Settings) -> RunOptions:

@@ -310,7 +310,9 @@ def decide_learned(
     label, _ = predict(feats.values, model)
     titles = passages if isinstance(passages, dict) else {p.passage_id: p.title for p in passages}
     pool = considered(judgements, t)
-    grounded = [j for j in pool if j.grounded] or pool
+    # with no unit naming the subject, NEI shows no evidence (as the rules do); a verdict the
+    # model still reaches from ungrounded units shows the unit it rests on
+    grounded = [j for j in pool if j.grounded] or (pool if label != "not_enough_info" else [])
 
     def shown(side: int) -> Judgement | None:
         """The unit to show for a side: one past .5 from the subject's own document first, a

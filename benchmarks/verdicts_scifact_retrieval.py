@@ -1,11 +1,12 @@
-"""Claim verdicts with retrieval (the product's path) on SciFact dev, grounding guard on vs off.
+"""Claim verdicts with retrieval (the product's path) on SciFact dev, grounding guard on vs off,
+and the learned verdict rule (core/verify/verdict_model.py).
 
 Each dev claim is retrieved for (hybrid, top 5) in a database where the SciFact corpus is
 indexed as source ``scifact``, judged once, then decided with and without the grounding
-guard from the same judgements. Gold: SUPPORT → supported, CONTRADICT → refuted, no
+guard and by the learned verdict model from the same judgements. Gold: SUPPORT → supported, CONTRADICT → refuted, no
 evidence → not_enough_info.
 
-    python benchmarks/verdicts_scifact_retrieval.py DB ../shared/data/scifact/claims_dev.jsonl [--json OUT]
+    python benchmarks/verdicts_scifact_retrieval.py DB ../shared/data/scifact/claims_dev.jsonl [--limit N] [--json OUT]
 """
 
 from __future__ import annotations
@@ -36,26 +37,32 @@ def main() -> dict:
     ap.add_argument("claims")
     ap.add_argument("-k", type=int, default=5)
     ap.add_argument("--json")
+    ap.add_argument("--limit", type=int, help="only the first N claims")
     args = ap.parse_args()
     db = open_db(args.db)
     emb = load_embedder()
     searcher = Searcher(db, lambda: emb)
     guarded = Verifier(load_nli(), subject_terms=SubjectTerms())
     plain = Verifier(guarded.nli, guarded.t)
-    gold, with_guard, without = [], [], []
+    from core.verify.verdict_model import decide_learned, model_digest
+
+    gold, with_guard, without, learned = [], [], [], []
     t0 = time.perf_counter()
-    for c in load_scifact_claims(args.claims):
+    for c in load_scifact_claims(args.claims)[: args.limit or None]:
         labels = {e["label"] for ev in c.evidence.values() for e in ev}
         gold.append("supported" if "SUPPORT" in labels else "refuted" if "CONTRADICT" in labels else "not_enough_info")
         hits = searcher.search(c.claim, k=args.k, mode="hybrid", sources=["scifact"])
-        v = guarded.verify(c.claim, passage_evidence(hits), always_sets=True)
+        passages = passage_evidence(hits)
+        v = guarded.verify(c.claim, passages, always_sets=True)
         with_guard.append(v.label)
+        learned.append(decide_learned(c.claim, v.judgements, passages, guarded.subject_terms, guarded.t).label)
         for j in v.judgements:
             j.grounded = True
         without.append(plain.decide_staged(v.judgements).label)
     report = {"n": len(gold), "k": args.k, "seconds": time.perf_counter() - t0,
               "label_counts": {lab: gold.count(lab) for lab in LABELS}, "thresholds": guarded.t.__dict__}
-    for name, pred in (("grounding", with_guard), ("no_grounding", without)):
+    report["learned_model"] = model_digest()
+    for name, pred in (("grounding", with_guard), ("no_grounding", without), ("learned", learned)):
         report[name] = {"accuracy": accuracy(gold, pred), "macro_f1": macro_f1(gold, pred, (*LABELS, "conflicting")),
                         "predicted": {lab: pred.count(lab) for lab in (*LABELS, "conflicting")}}
     print(json.dumps(report, indent=2))

@@ -88,6 +88,10 @@ class Settings:
     refute_threshold: float = _T.refute
     conflict_threshold: float = _T.conflict
     grounding: bool = True
+    # How a claim's judgements become its verdict: "rules" (the thresholds above) or "learned"
+    # (core/verify/verdict_model.py: a logistic regression fitted on train splits, core/verify/data/verdict_model.json;
+    # the default since it measured better: Factcheck-GPT κ .077 → .405, demo 2 → 5 of 7 right).
+    verdict_rule: str = "learned"
     theme: str = "claimscope-dark"
     keymap: dict = field(default_factory=dict)  # binding id → keys, e.g. {"run": "ctrl+r"}
 
@@ -107,6 +111,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "mode": MODES,
     "decomposer": DECOMPOSERS,
     "hyde_prompt": tuple(k for k in PRESETS if k != "query2doc"),  # Query2doc has its own prompt
+    "verdict_rule": ("rules", "learned"),  # core.verify.verifier.VERDICT_RULES
 }
 # Inclusive ranges of the numeric settings.
 RANGES: dict[str, tuple[float, float]] = {
@@ -124,7 +129,7 @@ RANGES: dict[str, tuple[float, float]] = {
 # the top. A flat key (the field name at the top level) is read too: older files have them.
 SECTIONS: dict[str, dict[str, str]] = {
     "run": {"decomposer": "decomposer", "verifier": "verifier", "mode": "mode", "top_k": "top_k",
-            "sources": "sources", "grounding": "grounding"},
+            "sources": "sources", "grounding": "grounding", "verdict_rule": "verdict_rule"},
     "models": {"embedder": "embedder", "device": "device", "llm": "llm"},
     "index": {"chunk_words": "chunk_words", "chunk_overlap": "chunk_overlap"},
     "retrieval": {"rrf_k": "rrf_k"},

@@ -38,13 +38,14 @@ class RunOptions:
     support: float
     refute: float
     conflict: float
+    verdict_rule: str
 
     @classmethod
     def from_settings(cls, s: Settings) -> RunOptions:
         return cls(
             decomposer=s.decomposer, verifier=s.verifier, sources=tuple(s.sources), mode=s.mode, k=s.top_k,
             grounding=s.grounding, support=s.support_threshold, refute=s.refute_threshold,
-            conflict=s.conflict_threshold,
+            conflict=s.conflict_threshold, verdict_rule=s.verdict_rule,
         )
 
     def with_(self, **kw: Any) -> RunOptions:
@@ -113,7 +114,7 @@ class Workbench:
 
         thresholds = Thresholds(support=options.support, refute=options.refute, conflict=options.conflict)
         terms = self._model(("subject-terms",), SubjectTerms) if options.grounding else None
-        return Verifier(self.nli(options.verifier), thresholds, subject_terms=terms)
+        return Verifier(self.nli(options.verifier), thresholds, subject_terms=terms, verdict_rule=options.verdict_rule)
 
     def decomposer(self, name: str):
         from core.decompose import make_decomposer

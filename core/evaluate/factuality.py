@@ -158,8 +158,10 @@ def evaluate_factuality(
                 evidence = passage_evidence(hits)
             else:
                 evidence = _passages(list(c.evidence), splitter)
-            if not evidence or not mentions_subject(terms, [f"{e.title} {e.text}" for e in evidence]):
-                # no unit could be grounded, so none could decide: the verifier's verdict is NEI
+            rules = getattr(verifier, "verdict_rule", "rules") == "rules"
+            if not evidence or (rules and not mentions_subject(terms, [f"{e.title} {e.text}" for e in evidence])):
+                # no unit could be grounded, so no rule could decide: the verifier's verdict is NEI
+                # (the learned rule weighs ungrounded units itself, so it judges them)
                 verdict, no_ev = ClaimVerdict("not_enough_info", 0.0, None, []), True
             else:
                 verdict = verifier.verify(c.text, evidence)
@@ -217,7 +219,8 @@ def _report(dataset, paths, answers, results, per_answer, dropped, nli_claims, v
         },
         "answers": per_answer,
         "manifest": {"claimscope": claimscope_version(), "models": {"nli": verifier.nli.ref.manifest()},
-                     "grounding": verifier.subject_terms is not None},
+                     "grounding": verifier.subject_terms is not None,
+                     "verdict_rule": getattr(verifier, "verdict_rule", "rules")},
         "timing": {"wall_s": time.perf_counter() - t0},
         "machine": machine(),
     }

@@ -20,12 +20,12 @@ from core.decompose.base import Claim, Decomposer
 from core.decompose.citations import CitedClaim, decompose_cited
 from core.diagnostics.characteristics import parse_partial_date
 from core.errors import InputError, NotFoundError
+from core.machine import machine_manifest
 from core.pipeline.events import Event, EventKind
 from core.pipeline.stored import expand_cached, store_claim_result
 from core.retrieve.expand import Expander, Expansion
 from core.retrieve.leakage import LeakageResult, Premise, audit
 from core.retrieve.searcher import Hit, Searcher
-from core.machine import machine_manifest
 from core.score import run_scores
 from core.verify.verifier import ClaimVerdict, PassageEvidence, Verifier
 from store import cache
@@ -107,6 +107,10 @@ class Pipeline:
         }
         if self.expander is not None:
             config["expansion"] = self.expander.config()
+        if getattr(self.verifier, "verdict_rule", "rules") != "rules":  # the learned verdicts and their weights
+            from core.verdict_model import model_digest
+
+            config["verdict_rule"] = {"rule": self.verifier.verdict_rule, "model": model_digest()}
         return config
 
     def _emit(

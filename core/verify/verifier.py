@@ -37,6 +37,7 @@ from core.verify.injection import strip_instructions
 from models.nli import CONTRADICT, ENTAIL, NLIModel
 
 VERDICTS = ("supported", "refuted", "not_enough_info", "conflicting")
+VERDICT_RULES = ("rules", "learned")
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,7 @@ class Verifier:
         nli: NLIModel,
         thresholds: Thresholds | None = None,
         subject_terms: Callable[[str], set[str]] | None = None,
+        verdict_rule: str = "rules",
     ) -> None:
         """``subject_terms`` (e.g. :class:`models.nlp.SubjectTerms`) turns on the grounding
         guard: a unit decides only if it, or its document's title, mentions every content
@@ -98,6 +100,11 @@ class Verifier:
         self.nli = nli
         self.t = thresholds or Thresholds()
         self.subject_terms = subject_terms
+        # "rules" (the thresholds below) or "learned" (core/verify/verdict_model.py, a logistic
+        # regression over the same judgements that also weighs where the evidence comes from).
+        if verdict_rule not in VERDICT_RULES:
+            raise ValueError(f"verdict_rule must be one of {VERDICT_RULES}, got {verdict_rule!r}")
+        self.verdict_rule = verdict_rule
 
     def _calibrate(self, probs: np.ndarray) -> np.ndarray:
         if self.t.temperature == 1.0:
@@ -136,6 +143,10 @@ class Verifier:
             sets = self._judge(claim, self._sentence_sets([j for j in judgements if j.grounded], passages))
             self._ground(claim, sets, passages)
             judgements += sets
+        if self.verdict_rule == "learned":
+            from core.verify.verdict_model import decide_learned
+
+            return decide_learned(claim, judgements, passages, self.subject_terms, self.t)
         return self.decide_staged(judgements)
 
     def _ground(self, claim: str, judgements: list[Judgement], passages: Sequence[PassageEvidence]) -> None:

@@ -15,6 +15,7 @@ from tui.cli.options import (
     GROUNDING_HELP,
     MODE_HELP,
     PROMPT_HELP,
+    VERDICT_RULE_HELP,
     check_inputs,
     database,
     expander_of,
@@ -128,6 +129,7 @@ def verify(
         str | None, typer.Option(help="NLI model: embedded, a local folder or a cached HF id." + FROM_SETTINGS)
     ] = None,
     grounding: Annotated[bool | None, typer.Option(help=GROUNDING_HELP + FROM_SETTINGS)] = None,
+    verdict_rule: Annotated[str | None, typer.Option(help=VERDICT_RULE_HELP + FROM_SETTINGS)] = None,
     prompt: Annotated[str | None, typer.Option("--prompt", help=PROMPT_HELP)] = None,
     llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
@@ -144,7 +146,7 @@ def verify(
     searcher = searcher_of(ctx, db, source)
     expander = expander_of(ctx, mode, prompt, llm)
     splitter = workbench_of(ctx).splitter() if expander is not None else None
-    result = verify_claim(db, searcher, verifier_of(ctx, verifier, grounding), claim, sources=source, k=k, mode=mode,
+    result = verify_claim(db, searcher, verifier_of(ctx, verifier, grounding, verdict_rule), claim, sources=source, k=k, mode=mode,
                           expander=expander, splitter=splitter)
     if result.expansion is not None and not as_json:
         print_expansion(result.expansion, result.leakage.matched if result.leakage else None)
@@ -184,6 +186,7 @@ def check(
         str | None, typer.Option(help="NLI model: embedded, a folder or a cached HF id." + FROM_SETTINGS)
     ] = None,
     grounding: Annotated[bool | None, typer.Option(help=GROUNDING_HELP + FROM_SETTINGS)] = None,
+    verdict_rule: Annotated[str | None, typer.Option(help=VERDICT_RULE_HELP + FROM_SETTINGS)] = None,
     prompt: Annotated[str | None, typer.Option("--prompt", help=PROMPT_HELP)] = None,
     llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
     claim_date: Annotated[
@@ -213,7 +216,7 @@ def check(
     expander = expander_of(ctx, mode, prompt, llm)
     pipeline = Pipeline(
         db, workbench_of(ctx).decomposer(decomposer), searcher,
-        verifier_of(ctx, verifier, grounding),
+        verifier_of(ctx, verifier, grounding, verdict_rule),
         sources=source, k=k, mode=mode, expander=expander,
         splitter=workbench_of(ctx).splitter() if expander is not None else None,
     )

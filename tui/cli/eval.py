@@ -11,7 +11,9 @@ import typer
 
 from tui.cli.options import (
     EXPAND_LLM_HELP,
+    FROM_SETTINGS,
     GROUNDING_HELP,
+    VERDICT_RULE_HELP,
     database,
     raise_input,
     searcher_of,
@@ -248,6 +250,7 @@ def eval_factuality(
     k: Annotated[int, typer.Option("-k", min=1, max=100, help="Passages per claim.")] = 10,
     verifier: Annotated[str, typer.Option(help="NLI model: embedded, a folder or a cached HF id.")] = "embedded",
     grounding: Annotated[bool, typer.Option(help=GROUNDING_HELP)] = True,
+    verdict_rule: Annotated[str | None, typer.Option(help=VERDICT_RULE_HELP + FROM_SETTINGS)] = None,
     store: Annotated[bool, typer.Option("--store", help="Keep each answer as a run, human labels as annotations.")] = False,
     limit: Annotated[int | None, typer.Option(help="Only the first N answers of each file.")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
@@ -262,7 +265,7 @@ def eval_factuality(
     searcher = searcher_of(ctx, db, [source]) if dataset == "factscore" else None
     with progress_bar() as update:
         report = evaluate_factuality(
-            dataset=dataset, paths=path, verifier=verifier_of(ctx, verifier, grounding), searcher=searcher,
+            dataset=dataset, paths=path, verifier=verifier_of(ctx, verifier, grounding, verdict_rule), searcher=searcher,
             splitter=workbench_of(ctx).splitter(), source=source, k=k, mode=mode, limit=limit, db=db, store=store,
             progress=update,
         )

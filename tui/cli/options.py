@@ -22,9 +22,8 @@ def settings_of(ctx: typer.Context):
 def run_settings_of(ctx: typer.Context, **given):
     """The settings with the options the user gave (None: not given, the setting stands),
     so ``claimscope.toml``'s run defaults reach check / verify unless an option overrides them."""
-    from dataclasses import replace
 
-    return replace(settings_of(ctx), **{k: v for k, v in given.items() if v is not None})
+    return settings_of(ctx).with_overrides(**given)
 
 
 def database(ctx: typer.Context):
@@ -48,17 +47,21 @@ def workbench_of(ctx: typer.Context, **overrides):
     return st.workbench
 
 
-def verifier_of(ctx: typer.Context, spec: str, grounding: bool = True):
+def verifier_of(ctx: typer.Context, spec: str, grounding: bool = True, verdict_rule: str | None = None):
     """The verifier with the settings' thresholds and the grounding guard (evidence must
     mention the claim's subject): an NLI cross-encoder, or an LLM judge for ``llm`` / a
-    ``.gguf`` path (models/llm_judge.py)."""
+    ``.gguf`` path (models/llm_judge.py). ``verdict_rule`` (checked) overrides the settings'."""
     from core.workbench import RunOptions
 
     wb = workbench_of(ctx)
-    return wb.verifier(RunOptions.from_settings(wb.settings).with_(verifier=spec.strip(), grounding=grounding))
+    rule = wb.settings.with_overrides(verdict_rule=verdict_rule).verdict_rule
+    options = RunOptions.from_settings(wb.settings).with_(verifier=spec.strip(), grounding=grounding, verdict_rule=rule)
+    return wb.verifier(options)
 
 
 FROM_SETTINGS = " [default: the settings' (claimscope.toml)]"
+VERDICT_RULE_HELP = ("How judgements become a verdict: rules (thresholds) or learned (a logistic regression "
+                     "over the judgements and where they come from).")
 GROUNDING_HELP = "Only evidence that names the claim's subject (in its text or document title) decides."
 MODE_HELP = "Retrieval: bm25, dense, hybrid (RRF), or with an LLM query expansion: hyde or query2doc."
 PROMPT_HELP = "HyDE prompt preset: encyclopedic, scientific or factcheck (default: the settings'; Query2doc has its own)."

@@ -208,7 +208,7 @@ def main() -> None:
             with open(name, encoding="utf-8") as fh:
                 rows += [json.loads(line) for line in fh]
     else:
-        from core.retrieve import Searcher
+        from core.retrieve.searcher import Searcher
         from models.embed import load_embedder
         from models.nli import load_nli
         from models.nlp import SubjectTerms

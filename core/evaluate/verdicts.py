@@ -6,7 +6,7 @@ not_enough_info, DISPUTED → conflicting. Every sentence, and every set of up t
 (seed 003), is judged once; the verdict thresholds (support, refute, conflict) are then
 fitted by grid search for macro-F1 on a random half of the claims and reported on the
 other half, next to the defaults — so the thresholds are chosen on dev data and the
-reported figure is not fitted on itself. The learned verdicts (core/verdict_model.py,
+reported figure is not fitted on itself. The learned verdicts (core/verify/verdict_model.py,
 fitted on train splits and the seed-0 fit half) are reported on the same held-out half.
 """
 
@@ -96,10 +96,10 @@ def evaluate_verdicts(
         f1 = macro_f1([gold[i] for i in fit], predict(t, fit), VERDICTS)
         if f1 > best_f1 + 1e-9:
             best, best_f1 = t, f1
-    # The learned verdicts (core/verdict_model.py) from the same judgements; the shipped model
+    # The learned verdicts (core/verify/verdict_model.py) from the same judgements; the shipped model
     # was fitted on the seed-0 fit half (and other train sets), so its held-out figure is fair
     # only for seed 0.
-    from core.verdict_model import decide_learned, model_digest, shipped_model
+    from core.verify.verdict_model import decide_learned, model_digest, shipped_model
 
     learned = [
         decide_learned(claims[i][0], judged[i], titles[i], verifier.subject_terms, base, shipped_model()).label

@@ -108,7 +108,7 @@ class Pipeline:
         if self.expander is not None:
             config["expansion"] = self.expander.config()
         if getattr(self.verifier, "verdict_rule", "rules") != "rules":  # the learned verdicts and their weights
-            from core.verdict_model import model_digest
+            from core.verify.verdict_model import model_digest
 
             config["verdict_rule"] = {"rule": self.verifier.verdict_rule, "model": model_digest()}
         return config

@@ -135,12 +135,12 @@ DEMO_LIKE = [
 
 @pytest.fixture(scope="module")
 def wiki_db(tmp_path_factory, embedder, splitter):
-    from core.index import add_source
-    from core.sources import load_documents
+    from core.ingest.index import add_source
+    from core.ingest.sources import load_documents
 
     from store import open_db
 
-    from .conftest import FIXTURES
+    from tests.conftest import FIXTURES
 
     db = open_db(tmp_path_factory.mktemp("wiki") / "wiki.db")
     docs = load_documents(FIXTURES / "wiki_vital_summaries_300.jsonl")
@@ -152,7 +152,7 @@ def test_learned_verdicts_on_a_demo_like_answer(wiki_db, embedder):
     """Margin: the learned rule gets at least 7 of the 8 right (supported iff true) and at
     least as many as the hand rules on the very same judgements."""
     from core.pipeline.runner import passage_evidence
-    from core.retrieve import Searcher
+    from core.retrieve.searcher import Searcher
     from core.verify.verifier import Verifier
     from models.nli import load_nli
     from models.nlp import SubjectTerms

@@ -558,6 +558,7 @@ def check(
     claim_date: Annotated[
         str | None, typer.Option(help="When the text was written, YYYY[-MM[-DD]]: later evidence is flagged.")
     ] = None,
+    against: Annotated[list[Path] | None, typer.Option("--against", help=AGAINST_HELP)] = None,
 ) -> None:
     from core.decompose import make_decomposer
     from core.pipeline import Pipeline
@@ -577,13 +578,15 @@ def check(
         from core.errors import NotFoundError
 
         raise NotFoundError(f"no run {resume} in {settings.db_path}")
-    searcher = _searcher(ctx, db, source)
-    expander = _expander(ctx, mode, prompt, llm)
-    pipeline = Pipeline(
-        db, make_decomposer(decomposer, SpacySentenceSplitter), searcher, _verifier(ctx, verifier, grounding),
-        sources=source, k=k, mode=mode, expander=expander,
-        splitter=_workbench(ctx).splitter() if expander is not None else None,
-    )
+    pipeline = _against_pipeline(ctx, db, against, resume, source, mode, decomposer, verifier, grounding)
+    if pipeline is None:
+        searcher = _searcher(ctx, db, source)
+        expander = _expander(ctx, mode, prompt, llm)
+        pipeline = Pipeline(
+            db, make_decomposer(decomposer, SpacySentenceSplitter), searcher, _verifier(ctx, verifier, grounding),
+            sources=source, k=k, mode=mode, expander=expander,
+            splitter=_workbench(ctx).splitter() if expander is not None else None,
+        )
     sink = out_path.open("w", encoding="utf-8") if out_path else None
     results = []
     run_id = resume
@@ -620,6 +623,34 @@ def check(
         if sink:
             sink.close()
     _print_check(results, fmt)
+
+
+AGAINST_HELP = (
+    "Check against these documents only (repeatable): .txt/.md = one document per file, .jsonl = one per "
+    "line with 'text' and optional 'title', 'id', 'url'. No knowledge source is used; every passage of "
+    "the documents is judged. The documents are stored with the run."
+)
+
+
+def _against_pipeline(ctx, db, against, resume, source, mode, decomposer, verifier, grounding):
+    """The pipeline of a run against given documents (core/given.py): ``--against`` files,
+    or the stored documents of the run being resumed; None for a knowledge-source run."""
+    from core.given import given_from_config, given_pipeline, load_given_files
+    from core.workbench import RunOptions
+    from store import runs as rq
+
+    stored = given_from_config(db, rq.get_run(db, resume).config) if resume is not None else None
+    if not against and stored is None:
+        return None
+    if against and (source or mode != "hybrid"):
+        raise_input("--against checks against the given documents only: drop --source / --mode")
+    if against and resume is not None:
+        raise_input("--resume reuses the run's stored documents: drop --against")
+    docs = load_given_files(against) if against else None
+    wb = _workbench(ctx)
+    options = RunOptions.from_settings(wb.settings).with_(decomposer=decomposer, verifier=verifier.strip(),
+                                                           grounding=grounding)
+    return given_pipeline(wb, db, options, docs=docs, stored=stored)
 
 
 def _check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
@@ -688,7 +719,9 @@ def _print_check(results: list[dict], fmt: str) -> None:
             out.print(line)
             ev = c["evidence"]
             if ev:
-                out.print(Text(f"       ↳ {ev['title']} [{ev['source']}:{ev['doc_id']}]: {ev['text'][:200]}", style="dim"))
+                src = "given" if ev["source"] == "_given" else ev["source"]  # core/given.py's reserved source
+                body = " ".join(ev["text"][:200].split())
+                out.print(Text(f"       ↳ {ev['title']} [{src}:{ev['doc_id']}]: {body}", style="dim"))
 
 
 # ---------------------------------------------------------------- runs

@@ -195,3 +195,57 @@ def test_eval_grounding_bad_row_names_file_and_line(runner, tmp_path):
     data.write_text('{"id": 1, "doc": "d", "claim": "c", "label": 1}\n{"id": 2, "doc": "d", "claim": "c", "label": "yes"}\n')
     res = runner.invoke(app, ["--db", str(tmp_path / "e.db"), "eval", "grounding", "--data", str(data)])
     assert res.exit_code == 2 and "rows.jsonl, line 2" in res.stderr
+
+
+PROFILE = """# Lanny Flaherty
+
+Lanny Flaherty was an American actor. Lanny Flaherty appeared in the film Natural Born Killers. Lanny Flaherty was born in Pensacola, Florida.
+
+## Career
+
+Lanny Flaherty was an American actor.[1] Flaherty had roles in films such as Lonesome Dove and Natural Born Killers.[1]
+
+## Early life
+
+Flaherty was born in Pensacola, Florida, in 1949.[2]
+
+## References
+
+1. flaherty.txt
+2. An interview that is not available offline.
+"""
+
+
+def test_markdown_structure_lead_sections_references():
+    from core.structured_doc import parse_markdown
+
+    md = parse_markdown(PROFILE)
+    assert md.title == "Lanny Flaherty" and md.lead.startswith("Lanny Flaherty was an American actor.")
+    assert [h for h, _ in md.sections] == ["Career", "Early life"]
+    assert md.references == {1: "flaherty.txt", 2: "An interview that is not available offline."}
+
+
+def test_structured_command_scores_lead_body_sources_and_stores_them(runner, tmp_path, data_dir):
+    contexts = json.loads((data_dir / "fixtures" / "factscore_flaherty_wikipedia_contexts.json").read_text())["contexts"]
+    (tmp_path / "flaherty.txt").write_text(contexts[0]["text"])  # the real Wikipedia passage
+    doc = tmp_path / "profile.md"
+    doc.write_text(PROFILE)
+    db = tmp_path / "s.db"
+    res = runner.invoke(app, ["--db", str(db), "structured", str(doc), "--json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    body = {c["text"]: c for c in report["body"]}
+    # Two body sentences, split at ".[1] " with their markers; [2] has no file: no score (NULL, not 0).
+    assert body["Flaherty was born in Pensacola, Florida, in 1949."]["score"] is None
+    assert body["Lanny Flaherty was an American actor."]["score"] > 0  # the source says so
+    lead = report["lead"]
+    assert len(lead) == 3
+    assert lead[0]["evidence"] and lead[0]["propagated"]["mean-mean"] > 0  # grounds out through [1]
+    assert all(v is None for v in lead[2]["propagated"].values())  # B cites only the unavailable [2]
+    from store import open_db
+    from store import runs as rq
+
+    stored = rq.run_scores(open_db(db), report["run_id"])
+    assert "structured" in stored
+    missing = runner.invoke(app, ["--db", str(db), "structured", str(doc), "--source", "1=nope.txt"])
+    assert missing.exit_code == 2 and "nope.txt" in missing.stderr

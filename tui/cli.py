@@ -724,6 +724,23 @@ def _print_check(results: list[dict], fmt: str) -> None:
                 out.print(Text(f"       ↳ {ev['title']} [{src}:{ev['doc_id']}]: {body}", style="dim"))
 
 
+@app.command()
+@handle_errors
+def structured(
+    ctx: typer.Context,
+    document: Annotated[Path, typer.Argument(help="Markdown or text: lead, ## body sections with [n] markers, references.")],
+    source: Annotated[list[str] | None, typer.Option("--source", "-s", help="N=FILE: the text of reference [n] (repeatable).")] = None,
+    verifier: Annotated[str, typer.Option(help="NLI model: embedded, a folder or a cached HF id.")] = "embedded",
+    grounding: Annotated[bool, typer.Option(help=GROUNDING_HELP)] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Lead → body → source support (PeopleProfiles): each lead sentence with the body sentences that
+    support it and, through their citations, the sources; signed scores with mean and product propagation."""
+    from tui.structured_view import run_structured
+
+    run_structured(_workbench(ctx), _db(ctx), document, source, verifier.strip(), grounding, as_json)
+
+
 # ---------------------------------------------------------------- runs
 
 

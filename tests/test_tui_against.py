@@ -11,7 +11,7 @@ from core.settings import Settings
 from core.workbench import Workbench
 from store import open_db
 from store import runs as rq
-from tests.test_tui import SIZE, make_app, wait_for_screen
+from tests.test_tui import SIZE, make_app, plain, wait_for_screen, wait_until
 
 ANSWER = "The Eiffel Tower is in Paris. It was completed in 1889. It was designed by Le Corbusier."
 SOURCES = (
@@ -115,3 +115,28 @@ def test_run_against_pasted_sources_snapshot(snap_compare, real_models, tmp_path
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=before)
+
+
+async def test_structured_run_reopens_in_its_own_view(real_models, tmp_path, data_dir):
+    import json
+
+    from typer.testing import CliRunner
+
+    from tests.test_given import PROFILE
+    from tui.cli import app as cli
+    from tui.screens.structured import StructuredScreen
+
+    contexts = json.loads((data_dir / "fixtures" / "factscore_flaherty_wikipedia_contexts.json").read_text())["contexts"]
+    (tmp_path / "flaherty.txt").write_text(contexts[0]["text"])
+    (tmp_path / "profile.md").write_text(PROFILE)
+    db = tmp_path / "st.db"
+    res = CliRunner().invoke(cli, ["--db", str(db), "structured", str(tmp_path / "profile.md"), "--json"])
+    assert res.exit_code == 0, res.output
+    run_id = json.loads(res.stdout)["run_id"]
+    app = make_app(real_models.with_settings(Settings(db_path=db)), preload=False)
+    async with app.run_test(size=SIZE) as pilot:
+        app._show_run(run_id)
+        screen = await wait_for_screen(app, pilot, StructuredScreen)
+        await wait_until(pilot, lambda: bool(screen.query("#structured-report")))
+        shown = " ".join(plain(screen.query_one("#structured-report").content).split())
+        assert "Lanny Flaherty was born in Pensacola, Florida." in shown and "propagated" in shown

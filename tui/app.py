@@ -340,6 +340,11 @@ class ClaimscopeApp(App):
         table.show_claims(run_claim_views(self.db, run_id), self.colours)
         self._refresh_header()
         self._show_selected()
+        structured = (rq.run_scores(self.db, run_id).get("structured") or {}).get("detail")
+        if structured is not None:  # a `claimscope structured` run: its own view, over the workbench
+            from tui.screens.structured import StructuredScreen
+
+            self.push_screen(StructuredScreen({**structured, "run_id": run_id}))
 
     def _refresh_claim(self, claim_id: int) -> None:
         view = claim_view(self.db, claim_id)

@@ -64,27 +64,41 @@ def _num(x) -> str:
     return "  —  " if x is None else f"{x:+.2f}"
 
 
+def structured_lines(report: dict) -> list[Text]:
+    """The report as lines of Rich text: the CLI prints them, the workbench's screen shows them."""
+    lines: list[Text] = []
+    doc = report.get("document") or {}
+    lines.append(Text(f"run {report.get('run_id', '')}  {doc.get('title') or doc.get('path', '')}: structured support",
+                      style="bold"))
+    lines.append(Text(f"  unsupported lead claims {_pct(report['unsupported_lead'])}  ·  unsupported body claims "
+                      f"{_pct(report['unsupported_body'])}  ·  lead claims grounded out in sources "
+                      f"{_pct(report['grounded_out'])}"))
+    mp = report["mean_propagated"]
+    lines.append(Text("  mean propagated (sentence-set): " + "  ".join(f"{k} {_num(v)}" for k, v in mp.items()),
+                      style="dim"))
+    missing = [n for n, ok in report["sources"].items() if not ok]
+    if missing:
+        lines.append(Text(f"  sources without text (claims citing only them are not scored): {', '.join(missing)}",
+                          style="yellow"))
+    for c in report["lead"]:
+        line = Text(f" {c['idx'] + 1:>2}. ")
+        style = "green" if c["label"] == "supported" else "red" if c["label"] == "refuted" else "dim"
+        line.append(f"{c['label']:<16}", style=style)
+        line.append(f"{_num(c['score'])}  {c['text']}")
+        lines.append(line)
+        lines.append(Text("      propagated: " + "  ".join(f"{k} {_num(v)}" for k, v in c["propagated"].items()),
+                          style="dim"))
+        for ev in c["evidence"]:
+            cites = "".join(f"[{n}]" for n in ev["citations"]) or "(uncited)"
+            lines.append(Text(f"      ← {ev['section'] or 'body'}: {ev['text'][:160]} {cites}", style="cyan"))
+            for bc in ev["claims"]:
+                source = f"source: {' '.join(bc['evidence'][:140].split())}" if bc["evidence"] else ""
+                lines.append(Text(f"          {bc['label'] or 'no source':<16}{_num(bc['score'])}  {source}", style="dim"))
+    return lines
+
+
 def print_structured(report: dict) -> None:
     from tui.console import out
 
-    doc = report["document"]
-    out.print(Text(f"run {report['run_id']}  {doc['title'] or doc['path']}: structured support", style="bold"))
-    out.print(Text(f"  unsupported lead claims {_pct(report['unsupported_lead'])}  ·  unsupported body claims "
-                   f"{_pct(report['unsupported_body'])}  ·  lead claims grounded out in sources {_pct(report['grounded_out'])}"))
-    mp = report["mean_propagated"]
-    out.print(Text("  mean propagated (sentence-set): " + "  ".join(f"{k} {_num(v)}" for k, v in mp.items()), style="dim"))
-    missing = [n for n, ok in report["sources"].items() if not ok]
-    if missing:
-        out.print(Text(f"  sources without text (claims citing only them are not scored): {', '.join(missing)}", style="yellow"))
-    for c in report["lead"]:
-        line = Text(f" {c['idx'] + 1:>2}. ")
-        line.append(f"{c['label']:<16}", style="green" if c["label"] == "supported" else "red" if c["label"] == "refuted" else "dim")
-        line.append(f"{_num(c['score'])}  {c['text']}")
+    for line in structured_lines(report):
         out.print(line)
-        out.print(Text("      propagated: " + "  ".join(f"{k} {_num(v)}" for k, v in c["propagated"].items()), style="dim"))
-        for ev in c["evidence"]:
-            cites = "".join(f"[{n}]" for n in ev["citations"]) or "(uncited)"
-            out.print(Text(f"      ← {ev['section'] or 'body'}: {ev['text'][:160]} {cites}", style="cyan"))
-            for bc in ev["claims"]:
-                out.print(Text(f"          {bc['label'] or 'no source':<16}{_num(bc['score'])}  "
-                               + (f"source: {' '.join(bc['evidence'][:140].split())}" if bc["evidence"] else ""), style="dim"))

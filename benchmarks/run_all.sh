@@ -29,5 +29,5 @@ $CS eval decompose --dataset factcheck-gpt --path $D/factcheck_gpt/dev.jsonl --j
 $CS "${DB_ARGS[@]}" eval retrieval --dataset scifact --claims $D/scifact/claims_dev.jsonl --corpus $D/scifact/corpus.jsonl --json $R/retrieval_scifact_dev.json
 # Grounding, LLM-AggreFact protocol (issue 15); --limit as measured on the shared 2-core machine (drop it on a free one)
 $CS eval grounding --dataset wice --path $D/wice/entailment_retrieval/claim/dev.jsonl --limit 100 --ablations --json $R/grounding_wice.json
-$CS eval grounding --dataset expertqa --path $D/expertqa/dev.jsonl --limit 100 --ablations --json $R/grounding_expertqa.json
+$CS eval grounding --dataset expertqa --path $D/expertqa/dev.jsonl --limit 300 --ablations --json $R/grounding_expertqa.json
 $CS eval grounding --dataset factcheck-gpt --path $D/factcheck_gpt/dev.jsonl --ablations --json $R/grounding_factcheck_gpt.json

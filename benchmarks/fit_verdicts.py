@@ -43,8 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from core.verify.verifier import VERDICTS, PassageEvidence, Verifier
 from core.verify.verdict_model import FEATURES, extract, fit
+from core.verify.verifier import VERDICTS, PassageEvidence, Verifier
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 VITAMINC = {"SUPPORTS": "supported", "REFUTES": "refuted", "NOT ENOUGH INFO": "not_enough_info"}

@@ -68,6 +68,10 @@ $CS eval factuality --dataset factcheck-gpt --path $D/factcheck_gpt/dev.jsonl --
 $CS eval factuality --dataset factcheck-gpt --path $D/factcheck_gpt/dev.jsonl --no-grounding --store --json $R/factuality_factcheck_gpt_no_grounding.json
 $CS eval acu --data $D/fixtures/climate_fever_dev_10.jsonl --json $R/acu_climate_fever_fixture_3shot.json
 $CS eval acu --data $D/fixtures/climate_fever_dev_10.jsonl --shots 0 --json $R/acu_climate_fever_fixture_0shot.json
+# Grounding, LLM-AggreFact protocol; --limit as measured on a shared 2-core machine (drop it on a free one)
+$CS eval grounding --dataset wice --path $D/wice/entailment_retrieval/claim/dev.jsonl --limit 100 --ablations --json $R/grounding_wice.json
+$CS eval grounding --dataset expertqa --path $D/expertqa/dev.jsonl --limit 300 --ablations --json $R/grounding_expertqa.json
+$CS eval grounding --dataset factcheck-gpt --path $D/factcheck_gpt/dev.jsonl --ablations --json $R/grounding_factcheck_gpt.json
 
 # ---------------------------------------------------------------- retrieval without a database
 $PY benchmarks/bm25_fts5_vs_bm25s.py $D/scifact/claims_dev.jsonl $D/scifact/corpus.jsonl > $R/bm25_backends_scifact_dev.json

@@ -22,7 +22,9 @@ def get_source(db: sqlite_utils.Database, name: str) -> SourceInfo | None:
 
 
 def list_sources(db: sqlite_utils.Database) -> list[SourceInfo]:
-    rows = db.execute(f"SELECT {_SOURCE_COLS} FROM sources ORDER BY name").fetchall()
+    """The user's knowledge sources; reserved ``_``-sources (the documents given to
+    ``check --against``, core/pipeline/given.py) are not searchable and not listed."""
+    rows = db.execute(f"SELECT {_SOURCE_COLS} FROM sources WHERE substr(name, 1, 1) != '_' ORDER BY name").fetchall()
     return [SourceInfo(*r) for r in rows]
 
 

@@ -56,6 +56,7 @@ class ClaimscopeApp(AppActions, App):
         Binding("ctrl+n", "new_answer", "New", id="new-answer"),
         Binding("ctrl+t", "edit_answer", "Edit text", id="edit-answer", show=False),
         Binding("ctrl+o", "open_file", "Open", id="open-file"),
+        Binding("ctrl+g", "against", "Given sources", id="against"),
         Binding("f2", "history", "History", id="history"),
         Binding("ctrl+s", "export", "Export", id="export"),  # ctrl+e is end-of-line in the text box
         Binding("f4", "scores", "Scores", id="scores"),
@@ -87,6 +88,7 @@ class ClaimscopeApp(AppActions, App):
         self.timing: dict[str, float] = {}
         self.attribution: dict | None = None  # the shown run's attribution detail (cited answers)
         self.claimscope_themes = list(THEMES)
+        self.against: list | None = None  # documents to check against instead of a knowledge source
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Verdict colours for any theme that does not set them (Textual's built-in ones)."""
@@ -212,7 +214,7 @@ class ClaimscopeApp(AppActions, App):
         db = self.workbench.open_db()
         try:
             self.post_message(Status("loading models …"))
-            pipeline = self.workbench.pipeline(db, options, progress=self._index_progress)
+            pipeline = self._pipeline(db, options, resume)
             listener = self._listener
             if resume is None:  # (a resumed run is the one already on screen)
                 self.post_message(Status("splitting the answer into claims …"))
@@ -228,9 +230,34 @@ class ClaimscopeApp(AppActions, App):
         db = self.workbench.open_db()
         try:
             self.post_message(Status("re-verifying the edited claim …"))
-            self.workbench.pipeline(db, options).reverify_claim(claim_id, text, self._listener)
+            self._pipeline(db, options, self.run_id).reverify_claim(claim_id, text, self._listener)
         finally:
             db.close()
+
+    def _pipeline(self, db, options: RunOptions, run_id: int | None):
+        """A run over the given sources (core/pipeline/given.py) when the user set some or the run
+        being resumed was one; else over the knowledge sources."""
+        from core.pipeline.given import given_from_config, given_pipeline
+
+        run = rq.get_run(db, run_id) if run_id is not None else None
+        stored = given_from_config(db, run.config) if run is not None else None
+        if stored is not None or (run is None and self.against):
+            return given_pipeline(self.workbench, db, options, docs=self.against, stored=stored)
+        return self.workbench.pipeline(db, options, progress=self._index_progress)
+
+    def action_against(self) -> None:
+        from tui.screens.against import AgainstScreen
+
+        self.push_screen(AgainstScreen(self.against), self._set_against)
+
+    def _set_against(self, docs: list | None) -> None:
+        if docs is None:
+            return
+        self.against = docs or None
+        answer = self.query_one("#answer", TextArea)
+        answer.border_subtitle = f"against {len(docs)} given source(s)" if docs else ""
+        self._status(f"the next run checks against {len(docs)} given source(s) only" if docs
+                     else "the next run checks against the knowledge sources")
 
     def _listener(self, event) -> None:
         self.post_message(RunEvent(event))
@@ -322,6 +349,11 @@ class ClaimscopeApp(AppActions, App):
         table.show_claims(run_claim_views(self.db, run_id), self.colours)
         self._refresh_header()
         self._show_selected()
+        structured = (rq.run_scores(self.db, run_id).get("structured") or {}).get("detail")
+        if structured is not None:  # a `claimscope structured` run: its own view, over the workbench
+            from tui.screens.structured import StructuredScreen
+
+            self.push_screen(StructuredScreen({**structured, "run_id": run_id}))
 
     def _refresh_claim(self, claim_id: int) -> None:
         view = claim_view(self.db, claim_id)
@@ -348,6 +380,8 @@ class ClaimscopeApp(AppActions, App):
         labels = [c.verdict for c in done]
         parts = [f"run {self.run_id}", "running" if self.running else run.status,
                  f"{len(done)}/{len(checkable)} verified"]
+        if run.config.get("against"):
+            parts.insert(1, f"against {len(run.config['against'])} given source(s)")
         if len(claims) > len(checkable):
             parts.append(f"{len(claims) - len(checkable)} not checkable")
         if labels:

@@ -246,7 +246,7 @@ def _refuse_nul(text: str, path: Path, line: int | None = None) -> None:
         raise InputError("contains a NUL byte: binary data, or text not in UTF-8 (UTF-16?)", path, line)
 
 
-def _title_of(path: Path, text: str) -> str:
+def title_of(path: Path, text: str) -> str:
     for line in text.splitlines():
         if line.strip():
             return line.lstrip("#").strip() if line.startswith("#") else path.stem
@@ -264,7 +264,7 @@ def _load_folder(path: Path) -> list[DocumentRecord]:
         text = read_text_file(f).strip()
         if text:
             ext_id = str(f.relative_to(path)) if path.is_dir() else f.name
-            docs.append(DocumentRecord(ext_id, _title_of(f, text), text, url=f.resolve().as_uri()))
+            docs.append(DocumentRecord(ext_id, title_of(f, text), text, url=f.resolve().as_uri()))
     return docs
 
 

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from core.verify.base import Thresholds
-from core.verify.verifier import VERDICTS, EvidenceUnit, Judgement, PassageEvidence
 from core.verify.verdict_model import (
     FEATURES,
     VerdictModel,
@@ -20,6 +19,7 @@ from core.verify.verdict_model import (
     predict,
     title_is_subject,
 )
+from core.verify.verifier import VERDICTS, EvidenceUnit, Judgement, PassageEvidence
 from models.nli import ENTAIL
 
 
@@ -137,9 +137,7 @@ DEMO_LIKE = [
 def wiki_db(tmp_path_factory, embedder, splitter):
     from core.ingest.index import add_source
     from core.ingest.sources import load_documents
-
     from store import open_db
-
     from tests.conftest import FIXTURES
 
     db = open_db(tmp_path_factory.mktemp("wiki") / "wiki.db")

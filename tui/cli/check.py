@@ -192,6 +192,7 @@ def check(
     claim_date: Annotated[
         str | None, typer.Option(help="When the text was written, YYYY[-MM[-DD]]: later evidence is flagged.")
     ] = None,
+    against: Annotated[list[Path] | None, typer.Option("--against", help=AGAINST_HELP)] = None,
 ) -> None:
     from core.pipeline.events import Event, EventKind
     from core.pipeline.runner import Pipeline
@@ -204,6 +205,7 @@ def check(
     if sum(given) != 1:
         raise_input("give exactly one of: TEXT, --file F, --jsonl F, --resume RUN")
     inputs = check_inputs(text, file, jsonl)
+    mode_given = mode is not None
     settings = run_settings_of(ctx, mode=mode, top_k=k, decomposer=decomposer, verifier=verifier, grounding=grounding)
     mode, k, decomposer, verifier, grounding = (settings.mode, settings.top_k, settings.decomposer, settings.verifier,
                                                 settings.grounding)
@@ -212,14 +214,17 @@ def check(
         from core.errors import NotFoundError
 
         raise NotFoundError(f"no run {resume} in {settings.db_path}")
-    searcher = searcher_of(ctx, db, source)
-    expander = expander_of(ctx, mode, prompt, llm)
-    pipeline = Pipeline(
-        db, workbench_of(ctx).decomposer(decomposer), searcher,
-        verifier_of(ctx, verifier, grounding, verdict_rule),
-        sources=source, k=k, mode=mode, expander=expander,
-        splitter=workbench_of(ctx).splitter() if expander is not None else None,
-    )
+    pipeline = against_pipeline(ctx, db, against, resume, source, mode if mode_given else None, decomposer, verifier,
+                                grounding, verdict_rule)
+    if pipeline is None:
+        searcher = searcher_of(ctx, db, source)
+        expander = expander_of(ctx, mode, prompt, llm)
+        pipeline = Pipeline(
+            db, workbench_of(ctx).decomposer(decomposer), searcher,
+            verifier_of(ctx, verifier, grounding, verdict_rule),
+            sources=source, k=k, mode=mode, expander=expander,
+            splitter=workbench_of(ctx).splitter() if expander is not None else None,
+        )
     sink = out_path.open("w", encoding="utf-8") if out_path else None
     results = []
     run_id = resume
@@ -256,3 +261,49 @@ def check(
         if sink:
             sink.close()
     print_check(results, fmt)
+
+
+AGAINST_HELP = (
+    "Check against these documents only (repeatable): .txt/.md = one document per file, .jsonl = one per "
+    "line with 'text' and optional 'title', 'id', 'url'. No knowledge source is used; every passage of "
+    "the documents is judged. The documents are stored with the run."
+)
+
+
+def against_pipeline(ctx, db, against, resume, source, mode, decomposer, verifier, grounding, verdict_rule=None):
+    """The pipeline of a run against given documents (core/pipeline/given.py): ``--against`` files,
+    or the stored documents of the run being resumed; None for a knowledge-source run."""
+    from core.pipeline.given import given_from_config, given_pipeline, load_given_files
+    from core.workbench import RunOptions
+    from store import runs as rq
+
+    stored = given_from_config(db, rq.get_run(db, resume).config) if resume is not None else None
+    if not against and stored is None:
+        return None
+    if against and (source or mode is not None):
+        raise_input("--against checks against the given documents only: drop --source / --mode")
+    if against and resume is not None:
+        raise_input("--resume reuses the run's stored documents: drop --against")
+    docs = load_given_files(against) if against else None
+    wb = workbench_of(ctx)
+    rule = wb.settings.with_overrides(verdict_rule=verdict_rule).verdict_rule
+    options = RunOptions.from_settings(wb.settings).with_(decomposer=decomposer, verifier=verifier.strip(),
+                                                           grounding=grounding, verdict_rule=rule)
+    return given_pipeline(wb, db, options, docs=docs, stored=stored)
+
+
+@app.command()
+def structured(
+    ctx: typer.Context,
+    document: Annotated[Path, typer.Argument(help="Markdown or text: lead, ## body sections with [n] markers, references.")],
+    source: Annotated[list[str] | None, typer.Option("--source", "-s", help="N=FILE: the text of reference [n] (repeatable).")] = None,
+    verifier: Annotated[str, typer.Option(help="NLI model: embedded, a folder or a cached HF id.")] = "embedded",
+    grounding: Annotated[bool, typer.Option(help=GROUNDING_HELP)] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Lead → body → source support (PeopleProfiles, "Structured support"): each lead sentence with the body
+    sentences that support it and, through their citations, the sources; signed scores with mean and product
+    propagation."""
+    from tui.structured_view import run_structured
+
+    run_structured(workbench_of(ctx), database(ctx), document, source, verifier.strip(), grounding, as_json)

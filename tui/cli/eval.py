@@ -240,6 +240,46 @@ def eval_attribution(
     write_report(report, json_out)
 
 
+@eval_app.command("grounding")
+def eval_grounding(
+    ctx: typer.Context,
+    data: Annotated[Path | None, typer.Option("--data", help="Rows {id, doc, claim, label 1|0, domain?} (JSONL).")] = None,
+    dataset: Annotated[str | None, typer.Option(help="Convert on the fly: wice, expertqa or factcheck-gpt (with --path).")] = None,
+    path: Annotated[Path | None, typer.Option("--path", help="The --dataset's own file.")] = None,
+    convert: Annotated[Path | None, typer.Option("--convert", help="Only write the --dataset as --data rows here.")] = None,
+    verifier: Annotated[str, typer.Option(help="NLI model: embedded, a folder or a cached HF id.")] = "embedded",
+    grounding: Annotated[bool, typer.Option(help=GROUNDING_HELP)] = True,
+    baselines: Annotated[bool, typer.Option(help="Lexical-overlap and embedding-cosine baselines in the same run.")] = True,
+    ablations: Annotated[bool, typer.Option(help="Also score other aggregations (windows only, sentences only, ...).")] = False,
+    limit: Annotated[int | None, typer.Option(help="Only the first N rows.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
+) -> None:
+    """Claim vs given document (LLM-AggreFact protocol): balanced accuracy per domain and mean, AUC, time per pair."""
+    from core.evaluate.grounding import evaluate_grounding, format_table, load_dataset, write_rows
+    from core.workbench import RunOptions
+    from tui.console import err, progress_bar
+
+    if (data is None) == (dataset is None):
+        raise_input("give --data F.jsonl or --dataset NAME --path F")
+    if dataset is not None and path is None:
+        raise_input(f"--dataset {dataset} needs --path (its file)")
+    rows = load_dataset("jsonl", data) if data is not None else load_dataset(dataset, path)
+    if convert is not None:
+        err.print(f"wrote {write_rows(rows, convert)} rows to {convert}", markup=False)
+        return
+    wb = workbench_of(ctx)
+    options = RunOptions.from_settings(wb.settings).with_(verifier=verifier.strip(), grounding=grounding)
+    with progress_bar() as update:
+        report = evaluate_grounding(
+            rows=rows, dataset=dataset or data.stem, path=path or data, verifier=wb.verifier(options),
+            splitter=wb.splitter(), embedder_factory=wb.embedder if baselines else None, baselines=baselines,
+            ablations=ablations, limit=limit, chunk_words=wb.settings.chunk_words,
+            chunk_overlap=wb.settings.chunk_overlap, progress=update,
+        )
+    sys.stdout.write(format_table(report) + "\n")
+    write_report(report, json_out)
+
+
 @eval_app.command("factuality")
 def eval_factuality(
     ctx: typer.Context,

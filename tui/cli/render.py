@@ -142,7 +142,9 @@ def print_check(results: list[dict], fmt: str) -> None:
             out.print(line)
             ev = c["evidence"]
             if ev:
-                out.print(Text(f"       ↳ {ev['title']} [{ev['source']}:{ev['doc_id']}]: {ev['text'][:200]}", style="dim"))
+                src = "given" if ev["source"] == "_given" else ev["source"]  # core/pipeline/given.py's reserved source
+                body = " ".join(ev["text"][:200].split())
+                out.print(Text(f"       ↳ {ev['title']} [{src}:{ev['doc_id']}]: {body}", style="dim"))
 
 
 # ---------------------------------------------------------------- scores, attribution, agreement (issue 6)

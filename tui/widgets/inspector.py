@@ -105,7 +105,8 @@ def evidence_card(claim: ClaimView, ev: EvidenceView, colours: Mapping[str, str]
     head = Text()
     head.append(f"#{ev.rank} ", style="bold")
     head.append(ev.title or ev.doc_id, style="bold")
-    head.append(f"  {ev.source}:{ev.doc_id}", style="dim")
+    source = "given" if ev.source == "_given" else ev.source  # a document given to the run (core/pipeline/given.py)
+    head.append(f"  {source}:{ev.doc_id}", style="dim")
     if deciding is not None and claim.verdict in BADGES:
         icon, name, var = BADGES[claim.verdict]
         head.append(f"  {icon} decides: {name}", style=f"bold {colours.get(var, '')}")

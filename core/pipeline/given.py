@@ -1,0 +1,329 @@
+"""Checking claims against documents the user already has (``check --against``).
+
+A RAG answer and the passages it was generated from, a report and its references: the
+user gives the sources, and every claim is judged against *those* documents only — no
+knowledge source, no retrieval.
+
+Storage. The given documents go into the ordinary sources / documents / passages tables,
+under one reserved source named ``_given`` (a user source name cannot start with ``_``,
+core/index.py). A document is identified by the SHA-256 of its title and text: giving the
+same file twice, or in two runs, stores it once. The run's config records the ids and
+hashes of its documents (``config["against"]``), and evidence rows point at the stored
+passages, so a run reopens (and resumes) without the files, and the inspector highlights
+the deciding passage and sentence exactly as for a knowledge source. No migration is
+needed; :func:`store.sources.list_sources` hides ``_``-sources, so retrieval over "all
+sources" never sees given documents.
+
+Judging. A given set is small, so nothing is retrieved: every passage of every given
+document is evidence for every claim (chunked by the same chunker as an indexed source,
+core/chunk.py), and the shipped :class:`~core.verify.Verifier` judges every sentence, every
+passage (in the NLI model's 96-token windows, models/nli.py) and, when no single unit
+decides, sets of ≤ 3 sentences (seed 003 §4.2). Line breaks in a given text are sentence
+boundaries as well as spaCy's (headings and list items carry no full stop).
+
+A claim of several sentences (``eval grounding``'s rows; the decomposer already gives one
+sentence per claim) is judged sentence by sentence and takes the min over its sentences
+(:func:`judge_text`, the LLM-AggreFact protocol the verifier issue measured).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from core.errors import InputError
+from core.ingest.chunk import chunk
+from core.pipeline.runner import Pipeline, passage_evidence
+from core.retrieve.searcher import Hit
+from core.text import content_words
+from core.verify.verifier import ClaimVerdict, Verifier
+from models.nli import ENTAIL
+from models.nlp import SentenceSplitter
+from store import sources as sq
+from store.db import write_tx
+from store.records import DocumentRecord
+
+GIVEN_SOURCE = "_given"  # reserved: user source names start with a letter or digit
+GIVEN_MODE = "given"  # the "retrieval mode" of a run checked against given documents
+GIVEN_SUFFIXES = (".txt", ".md", ".markdown", ".jsonl")
+MAX_GIVEN_CHARS = 2_000_000  # all given documents of one run together
+
+
+@dataclass(frozen=True)
+class GivenDoc:
+    """A stored given document: its row id, content hash and title."""
+
+    document_id: int
+    sha256: str
+    title: str
+    ext_id: str
+
+
+# --------------------------------------------------------------------------- reading files
+
+
+def load_given_files(paths: Sequence[str | Path]) -> list[DocumentRecord]:
+    """Documents from ``--against`` files: a .txt / .md file is one document (title: its
+    first Markdown heading, else the file name); a .jsonl file holds one document per line
+    with ``text`` and optional ``title`` / ``id`` / ``url``. Bad input names the file (and
+    line): missing, a directory, empty, not UTF-8, bad JSON, no text."""
+    from core.ingest.sources import jsonl_records, read_text_file, record_field, title_of
+
+    if not paths:
+        raise InputError("give at least one document with --against FILE")
+    docs: list[DocumentRecord] = []
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if not path.exists():
+            raise InputError("no such file", path)
+        if path.is_dir():
+            raise InputError("is a directory, expected a .txt, .md or .jsonl file", path)
+        suffix = path.suffix.lower()
+        if suffix not in GIVEN_SUFFIXES:
+            raise InputError(f"unsupported file type {suffix or '(none)'!r}: give .txt, .md or .jsonl", path)
+        if suffix == ".jsonl":
+            found = 0
+            for lineno, obj in jsonl_records(path):
+                text = obj.get("text")
+                if not isinstance(text, str) or not text.strip():
+                    raise InputError("needs a non-empty string field 'text'", path, lineno)
+                ext = record_field(obj, "id", (str, int), path, lineno, required=False)
+                title = record_field(obj, "title", str, path, lineno, required=False) or f"{path.name}:{lineno}"
+                url = record_field(obj, "url", str, path, lineno, required=False)
+                docs.append(DocumentRecord(str(ext if ext is not None else f"{path.name}:{lineno}"),
+                                           title.strip(), text.strip(), url))
+                found += 1
+            if not found:
+                raise InputError("is empty: no document in it", path)
+        else:
+            text = read_text_file(path)
+            if not text.strip():
+                raise InputError("is empty", path)
+            docs.append(DocumentRecord(path.name, title_of(path, text), text.strip()))
+    if sum(len(d.text) for d in docs) > MAX_GIVEN_CHARS:
+        raise InputError(f"the given documents hold over {MAX_GIVEN_CHARS:,} characters: give fewer or shorter ones")
+    return docs
+
+
+def pasted_document(text: str, title: str = "pasted source") -> DocumentRecord:
+    """A document pasted into the TUI (no file)."""
+    if not text.strip():
+        raise InputError("the pasted source is empty")
+    return DocumentRecord("pasted", title, text.strip())
+
+
+# --------------------------------------------------------------------------- storing
+
+
+def document_sha256(doc: DocumentRecord) -> str:
+    """What identifies a given document: its title and text (not the file it came from)."""
+    return hashlib.sha256(f"{doc.title}\x00{doc.text}".encode()).hexdigest()
+
+
+_LINE = re.compile(r"[^\n]+")
+
+
+def split_given(text: str, splitter: SentenceSplitter) -> list[tuple[int, int]]:
+    """Sentence spans of a given document: spaCy's sentences within each line (a line break
+    always ends a sentence: headings, list items and table rows have no full stop)."""
+    lines = [(m.start(), m.group()) for m in _LINE.finditer(text) if m.group().strip()]
+    spans: list[tuple[int, int]] = []
+    for (start, line), sents in zip(lines, splitter.split([ln for _, ln in lines]), strict=True):
+        spans.extend((start + s, start + e) for s, e in (sents or [(0, len(line.rstrip()))]))
+    return spans or [(0, len(text))]
+
+
+def store_given(
+    db: sqlite_utils.Database, docs: Sequence[DocumentRecord], splitter: SentenceSplitter,
+    chunk_words: int = 128, chunk_overlap: int = 32,
+) -> list[GivenDoc]:
+    """Store the documents under the ``_given`` source (once per content hash) and return
+    them in the order given (duplicates within ``docs`` collapse to one). Sentences and
+    passages are computed before the one write transaction."""
+    unique: dict[str, DocumentRecord] = {}
+    for d in docs:
+        unique.setdefault(document_sha256(d), d)
+    source = sq.get_source(db, GIVEN_SOURCE)
+    stored = _by_hash(db, source.id) if source else {}
+    todo = [(h, d) for h, d in unique.items() if h not in stored]
+    prepared = []
+    for h, d in todo:
+        spans = d.sentences or split_given(d.text, splitter)
+        prepared.append((h, d, chunk(d.text, spans, chunk_words, chunk_overlap)))
+    if prepared:
+        with write_tx(db):
+            sid = sq.upsert_source(db, name=GIVEN_SOURCE, format="given", path=None, attribution=None, licence=None,
+                                   chunk_words=chunk_words, chunk_overlap=chunk_overlap) if source is None else source.id
+            have = _by_hash(db, sid)  # another process may have stored some meanwhile
+            for h, d, passages in prepared:
+                if h not in have:
+                    rec = DocumentRecord(h[:16], d.title, d.text, d.url, d.date, {"name": d.ext_id})
+                    sq.insert_document(db, sid, rec, h, passages)
+            sq.refresh_source_counts(db, sid, None)
+        source = sq.get_source(db, GIVEN_SOURCE)
+        stored = _by_hash(db, source.id)
+    return [GivenDoc(stored[h], h, d.title, d.ext_id) for h, d in unique.items()]
+
+
+def _by_hash(db: sqlite_utils.Database, source_id: int) -> dict[str, int]:
+    """content hash → document id of the stored given documents (their ext_id is the
+    hash's first 16 hex digits, short enough to show)."""
+    return {h: doc_id for doc_id, h in sq.document_hashes(db, source_id).values()}
+
+
+def given_from_config(db: sqlite_utils.Database, config: dict) -> list[GivenDoc] | None:
+    """The given documents of a stored run (None for a run over knowledge sources); a run
+    reopens and resumes from these rows, without the original files."""
+    against = config.get("against")
+    if not against:
+        return None
+    return [GivenDoc(int(a["document_id"]), a["sha256"], a.get("title", ""), a.get("name", "")) for a in against]
+
+
+# --------------------------------------------------------------------------- "retrieval"
+
+
+class GivenSearcher:
+    """Stands in for :class:`~core.retrieve.Searcher`: every passage of the given documents
+    is a hit, for every claim. Hits are ordered by content-word overlap with the claim (a
+    display order only: the verifier judges them all); ``k`` and ``mode`` are ignored."""
+
+    def __init__(self, db: sqlite_utils.Database, docs: Sequence[GivenDoc]) -> None:
+        if not docs:
+            raise InputError("no given documents")
+        self.db, self.docs = db, list(docs)
+        ids = [d.document_id for d in self.docs]
+        rows = db.execute(
+            f"SELECT id FROM passages WHERE document_id IN ({','.join('?' * len(ids))}) ORDER BY document_id, idx", ids
+        ).fetchall()
+        found = sq.get_passages(db, [r[0] for r in rows])
+        self.passages = [found[r[0]] for r in rows]
+        if not self.passages:
+            raise InputError("the given documents hold no text to check against")
+
+    def search(self, query: str, k: int = 0, mode: str = GIVEN_MODE, sources: Any = None, expansion: Any = None) -> list[Hit]:
+        q = set(content_words(query))
+        scored = []
+        for pos, p in enumerate(self.passages):
+            overlaps = [len(q & set(content_words(s))) for s in p.sentence_texts()]
+            best = max(range(len(overlaps)), key=overlaps.__getitem__) if overlaps else None
+            share = (max(overlaps) / len(q)) if overlaps and q else 0.0
+            scored.append((share, pos, p, best))
+        scored.sort(key=lambda t: (-t[0], t[1]))
+        return [
+            Hit(p, rank, share, {GIVEN_MODE: share}, {GIVEN_MODE: rank}, best)
+            for rank, (share, _, p, best) in enumerate(scored, start=1)
+        ]
+
+
+class GivenPipeline(Pipeline):
+    """A :class:`~core.pipeline.Pipeline` whose evidence is the given documents: runs are
+    stored, streamed, cached, resumed and scored exactly like runs over a knowledge source."""
+
+    def __init__(self, db: sqlite_utils.Database, decomposer: Any, verifier: Verifier, docs: Sequence[GivenDoc],
+                 *, use_cache: bool = True) -> None:
+        searcher = GivenSearcher(db, docs)
+        super().__init__(db, decomposer, searcher, verifier, sources=None, k=len(searcher.passages),  # type: ignore[arg-type]
+                         mode=GIVEN_MODE, use_cache=use_cache)
+        self.docs = list(docs)
+
+    def config(self) -> dict[str, Any]:
+        config = super().config()
+        config["against"] = [
+            {"document_id": d.document_id, "sha256": d.sha256, "title": d.title, "name": d.ext_id} for d in self.docs
+        ]
+        return config
+
+    def _manifests(self) -> list[dict]:
+        """No embedder: nothing is retrieved."""
+        out = [self.verifier.nli.ref.manifest()]
+        llm = getattr(self.decomposer, "llm", None)
+        if llm is not None and getattr(llm, "ref", None) is not None:
+            out.append({**llm.ref.manifest(), "role": "decomposer"})
+        return out
+
+    def manifest_key(self) -> str:
+        """Config (with the documents' hashes), grounding and the verifier's weights."""
+        from store import cache
+
+        if self._manifest_key is None:
+            self._manifest_key = cache.key_of({
+                "config": {k: v for k, v in self.config().items() if k != "against"},
+                "documents": sorted(d.sha256 for d in self.docs),
+                "grounding": getattr(self.verifier, "subject_terms", None) is not None,
+                "models": [self.verifier.nli.ref.manifest()],
+            })
+        return self._manifest_key
+
+
+# --------------------------------------------------------------------------- one claim, no run
+
+
+@dataclass
+class TextJudgement:
+    """A claim text (≥ 1 sentences) judged against given documents: one verdict per claim
+    sentence; ``score`` = min over the sentences of the P(entailment) that decided."""
+
+    sentences: list[str]
+    verdicts: list[ClaimVerdict]
+    verifier: Verifier
+
+    @property
+    def score(self) -> float:
+        return min(entailment_score(v, self.verifier) for v in self.verdicts)
+
+    @property
+    def supported(self) -> bool:
+        return all(v.label == "supported" for v in self.verdicts)
+
+
+def entailment_score(verdict: ClaimVerdict, verifier: Verifier, kinds: Callable[[Any], bool] | None = None) -> float:
+    """The largest P(entailment) among the judgements the verdict was decided on (grounded
+    units; sentence sets only when no single unit decides, as :meth:`Verifier.decide_staged`)
+    — the number compared with the support threshold. ``kinds`` picks the units instead
+    (the aggregation ablations of ``eval grounding``)."""
+    grounded = [j for j in verdict.judgements if j.grounded]
+    if kinds is not None:
+        js = [j for j in grounded if kinds(j)]
+    else:
+        singles = [j for j in grounded if j.unit.kind != "set"]
+        js = singles if verifier._decides(singles) else grounded
+    return max((float(j.probs[ENTAIL]) for j in js), default=0.0)
+
+
+def judge_text(
+    text: str, searcher: GivenSearcher, verifier: Verifier, splitter: SentenceSplitter, always_sets: bool = False,
+) -> TextJudgement:
+    """Judge ``text`` against every passage of the given documents, sentence by sentence —
+    the same search and verifier calls a ``check --against`` run makes per claim."""
+    spans = splitter.split([text])[0] or [(0, len(text))]
+    sentences = [text[s:e] for s, e in spans if text[s:e].strip()] or [text.strip()]
+    verdicts = []
+    for s in sentences:
+        hits = searcher.search(s)
+        verdicts.append(verifier.verify(s, passage_evidence(hits), always_sets=always_sets))
+    return TextJudgement(sentences, verdicts, verifier)
+
+
+# --------------------------------------------------------------------------- building
+
+
+def given_pipeline(
+    workbench: Any, db: sqlite_utils.Database, options: Any, *, docs: Sequence[DocumentRecord] | None = None,
+    stored: Sequence[GivenDoc] | None = None,
+) -> GivenPipeline:
+    """The pipeline of a run against given documents, from a :class:`~core.workbench.Workbench`
+    and its :class:`~core.workbench.RunOptions` (decomposer, verifier, thresholds, grounding):
+    new documents (``docs``, stored first) or a stored run's (``stored``)."""
+    if stored is None:
+        if not docs:
+            raise InputError("give at least one document to check against")
+        s = workbench.settings
+        stored = store_given(db, docs, workbench.splitter(), s.chunk_words, s.chunk_overlap)
+    return GivenPipeline(db, workbench.decomposer(options.decomposer), workbench.verifier(options), stored)

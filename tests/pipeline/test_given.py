@@ -1,0 +1,251 @@
+"""Checking against given documents (core/pipeline/given.py, ``check --against``) and the grounding
+eval (core/evaluate/grounding.py): real fixture rows, the real embedded verifier."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from tui.cli import app
+
+
+@pytest.fixture()
+def runner():
+    return CliRunner()
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    from core.verify.verifier import Verifier
+    from models.nli import load_nli
+    from models.nlp import SubjectTerms
+
+    return Verifier(load_nli("embedded"), subject_terms=SubjectTerms())
+
+
+@pytest.fixture()
+def wice_rows(data_dir):
+    from core.evaluate.grounding import load_wice
+
+    return load_wice(data_dir / "fixtures" / "wice_dev_6.jsonl")
+
+
+@pytest.fixture()
+def rag_files(tmp_path, wice_rows):
+    """A RAG-style answer with its passages: the supported WiCE fixture claim's web page as a
+    .md file, the other supported row's page as a .jsonl line."""
+    a, b = wice_rows[4], wice_rows[5]
+    md = tmp_path / "page.md"
+    md.write_text("# MTV review\n\n" + a.doc + "\n")
+    jl = tmp_path / "pages.jsonl"
+    jl.write_text(json.dumps({"id": "registry", "title": "Film registry", "text": b.doc}) + "\n")
+    return md, jl, a, b
+
+
+def test_given_documents_are_stored_once_and_hidden_from_retrieval(tmp_path, splitter, rag_files):
+    from core.pipeline.given import GIVEN_SOURCE, GivenSearcher, load_given_files, store_given
+    from store import open_db
+    from store.sources import get_source, list_sources
+
+    md, jl, *_ = rag_files
+    copy = tmp_path / "copy.md"
+    copy.write_text(md.read_text())
+    db = open_db(tmp_path / "g.db")
+    first = store_given(db, load_given_files([md, jl, copy]), splitter)
+    assert len(first) == 2  # the copy has the same title and text: one document
+    again = store_given(db, load_given_files([jl]), splitter)
+    assert again[0].document_id == first[1].document_id
+    assert get_source(db, GIVEN_SOURCE).n_documents == 2
+    assert list_sources(db) == []  # never searched as a knowledge source
+    searcher = GivenSearcher(db, first)
+    hits = searcher.search("Emilee Lindner of MTV called the video mature and tasteful.")
+    assert len(hits) == len(searcher.passages) > 2  # every passage, no top-k
+    assert "tasteful" in hits[0].sentence_text  # the best-overlapping sentence's passage first
+
+
+def test_a_sentence_of_the_document_is_supported_an_unrelated_claim_is_not(tmp_path, splitter, verifier, wice_rows):
+    from core.pipeline.given import GivenSearcher, judge_text, store_given
+    from store import open_db
+    from store.records import DocumentRecord
+
+    row = wice_rows[4]
+    db = open_db(tmp_path / "g.db")
+    searcher = GivenSearcher(db, store_given(db, [DocumentRecord("x", "", row.doc)], splitter))
+    copied = next(s for s in row.doc.splitlines() if "tasteful" in s)  # one sentence of the page
+    assert judge_text(copied, searcher, verifier, splitter).score > verifier.t.support
+    two = judge_text(f"{copied} The video was filmed on the surface of the Moon in 1969.", searcher, verifier, splitter)
+    assert len(two.sentences) == 2
+    assert two.score < verifier.t.support  # min over the claim's sentences
+    assert not two.supported
+
+
+def test_check_against_streams_a_stored_run_that_reopens_without_the_files(runner, tmp_path, rag_files):
+    md, jl, a, b = rag_files
+    db = tmp_path / "runs.db"
+    text = f"{a.claim} {b.claim}"
+    res = runner.invoke(app, ["--db", str(db), "check", text, "--against", str(md), "--against", str(jl),
+                              "--format", "json"])
+    assert res.exit_code == 0, res.output
+    run = json.loads(res.stdout[res.stdout.index("["):])[0]
+    verdicts = [c for c in run["claims"] if c["verdict"]]
+    assert verdicts and all(c["evidence"]["source"] == "_given" for c in verdicts)
+    md.unlink()
+    jl.unlink()
+    from store import open_db
+
+    conn = open_db(db)
+    cfg = json.loads(conn.execute("SELECT config FROM runs WHERE id = ?", [run["run_id"]]).fetchone()[0])
+    assert [d["name"] for d in cfg["against"]] == ["page.md", "registry"]
+    # The deciding unit's passage and sentence offsets are stored: the inspector can highlight them.
+    row = conn.execute(
+        """SELECT j.unit, j.sentences, p.sentences, p.text FROM verdicts v JOIN judgements j ON j.id = v.deciding_judgement_id
+           JOIN evidence e ON e.id = j.evidence_id JOIN passages p ON p.id = e.passage_id LIMIT 1"""
+    ).fetchone()
+    assert json.loads(row[1]) and json.loads(row[2])
+    shown = runner.invoke(app, ["--db", str(db), "runs", "show", str(run["run_id"])])
+    assert shown.exit_code == 0 and "given" in shown.output
+
+
+def test_resume_uses_the_stored_documents(runner, tmp_path, rag_files, splitter, verifier):
+    from core.decompose import make_decomposer
+    from core.pipeline.given import GivenPipeline, load_given_files, store_given
+    from models.nlp import SpacySentenceSplitter
+    from store import open_db
+    from store import runs as rq
+
+    md, _jl, a, _ = rag_files
+    db_path = tmp_path / "r.db"
+    db = open_db(db_path)
+    docs = store_given(db, load_given_files([md]), splitter)
+    run_id = GivenPipeline(db, make_decomposer("sentence", SpacySentenceSplitter), verifier, docs).start(a.claim)
+    md.unlink()
+    res = runner.invoke(app, ["--db", str(db_path), "check", "--resume", str(run_id), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert all(c["status"] == "done" for c in rq.run_results(open_db(db_path), run_id))
+
+
+@pytest.mark.parametrize(
+    ("content", "name", "expect"),
+    [
+        (None, "missing.md", "no such file"),
+        ("   \n", "empty.txt", "is empty"),
+        ('{"text": "fine"}\n{"text": \n', "bad.jsonl", "line 2"),
+        ('{"title": "no text"}\n', "notext.jsonl", "line 1"),
+        ("text", "doc.pdf", "unsupported file type"),
+    ],
+)
+def test_bad_against_files_exit_2_naming_file_and_line(runner, tmp_path, content, name, expect):
+    path = tmp_path / name
+    if content is not None:
+        path.write_text(content)
+    res = runner.invoke(app, ["--db", str(tmp_path / "x.db"), "check", "A claim.", "--against", str(path)])
+    assert res.exit_code == 2
+    assert name in res.stderr and expect in res.stderr
+
+
+def test_grounding_loaders_write_the_aggrefact_rows(data_dir, tmp_path):
+    from core.evaluate.grounding import load_dataset, load_rows, write_rows
+
+    fx = data_dir / "fixtures"
+    wice = load_dataset("wice", fx / "wice_dev_6.jsonl")
+    assert [r.label for r in wice] == [0, 0, 0, 0, 1, 1]  # only "supported" is 1
+    eqa = load_dataset("expertqa", fx / "expertqa_dev_5.jsonl")
+    assert eqa and all("[" not in r.claim[-4:] for r in eqa) and {r.label for r in eqa} <= {0, 1}
+    fc = load_dataset("factcheck-gpt", fx / "factcheck_gpt_dev_3.jsonl")
+    assert fc and all(r.domain == "factcheck-gpt" for r in fc)
+    out = tmp_path / "rows.jsonl"
+    write_rows(wice + eqa + fc, out)
+    back = load_rows(out)
+    assert back == wice + eqa + fc
+
+
+def test_grounding_metrics_by_hand():
+    from core.evaluate.grounding import GroundingRow, domain_metrics, roc_auc
+
+    assert roc_auc([1, 0, 1, 0], [0.9, 0.1, 0.4, 0.4]) == pytest.approx(0.875)  # one tie counts 1/2
+    assert roc_auc([1, 1], [0.2, 0.3]) is None
+    rows = [GroundingRow(str(i), "d", "c", y, dom) for i, (y, dom) in enumerate([(1, "a"), (0, "a"), (1, "b"), (0, "b")])]
+    m = domain_metrics(rows, [0.9, 0.2, 0.3, 0.1], [1, 0, 0, 0])
+    assert m["domains"]["a"]["bacc"] == 1.0 and m["domains"]["b"]["bacc"] == 0.5
+    assert m["bacc"] == 0.75
+
+
+def test_eval_grounding_reports_per_domain_with_baselines(runner, tmp_path, data_dir):
+    from core.evaluate.grounding import load_dataset, write_rows
+
+    fx = data_dir / "fixtures"
+    rows = load_dataset("wice", fx / "wice_dev_6.jsonl")[3:6] + load_dataset("factcheck-gpt", fx / "factcheck_gpt_dev_3.jsonl")[:3]
+    data = tmp_path / "rows.jsonl"
+    write_rows(rows, data)
+    out = tmp_path / "report.json"
+    res = runner.invoke(app, ["--db", str(tmp_path / "e.db"), "eval", "grounding", "--data", str(data), "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    report = json.loads(out.read_text())
+    emb = report["systems"]["embedded"]
+    assert set(emb["domains"]) == {"wice", "factcheck-gpt"}
+    assert emb["bacc"] == pytest.approx(sum(d["bacc"] for d in emb["domains"].values()) / 2)
+    assert emb["threshold"] == 0.6 and emb["s_per_pair"] > 0
+    assert {"baseline:lexical", "baseline:cosine"} <= set(report["systems"])
+
+
+def test_eval_grounding_bad_row_names_file_and_line(runner, tmp_path):
+    data = tmp_path / "rows.jsonl"
+    data.write_text('{"id": 1, "doc": "d", "claim": "c", "label": 1}\n{"id": 2, "doc": "d", "claim": "c", "label": "yes"}\n')
+    res = runner.invoke(app, ["--db", str(tmp_path / "e.db"), "eval", "grounding", "--data", str(data)])
+    assert res.exit_code == 2 and "rows.jsonl, line 2" in res.stderr
+
+
+PROFILE = """# Lanny Flaherty
+
+Lanny Flaherty was an American actor. Lanny Flaherty appeared in the film Natural Born Killers. Lanny Flaherty was born in Pensacola, Florida.
+
+## Career
+
+Lanny Flaherty was an American actor.[1] Flaherty had roles in films such as Lonesome Dove and Natural Born Killers.[1]
+
+## Early life
+
+Flaherty was born in Pensacola, Florida, in 1949.[2]
+
+## References
+
+1. flaherty.txt
+2. An interview that is not available offline.
+"""
+
+
+def test_markdown_structure_lead_sections_references():
+    from core.pipeline.structured_doc import parse_markdown
+
+    md = parse_markdown(PROFILE)
+    assert md.title == "Lanny Flaherty" and md.lead.startswith("Lanny Flaherty was an American actor.")
+    assert [h for h, _ in md.sections] == ["Career", "Early life"]
+    assert md.references == {1: "flaherty.txt", 2: "An interview that is not available offline."}
+
+
+def test_structured_command_scores_lead_body_sources_and_stores_them(runner, tmp_path, data_dir):
+    contexts = json.loads((data_dir / "fixtures" / "factscore_flaherty_wikipedia_contexts.json").read_text())["contexts"]
+    (tmp_path / "flaherty.txt").write_text(contexts[0]["text"])  # the real Wikipedia passage
+    doc = tmp_path / "profile.md"
+    doc.write_text(PROFILE)
+    db = tmp_path / "s.db"
+    res = runner.invoke(app, ["--db", str(db), "structured", str(doc), "--json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    body = {c["text"]: c for c in report["body"]}
+    # Two body sentences, split at ".[1] " with their markers; [2] has no file: no score (NULL, not 0).
+    assert body["Flaherty was born in Pensacola, Florida, in 1949."]["score"] is None
+    assert body["Lanny Flaherty was an American actor."]["score"] > 0  # the source says so
+    lead = report["lead"]
+    assert len(lead) == 3
+    assert lead[0]["evidence"] and lead[0]["propagated"]["mean-mean"] > 0  # grounds out through [1]
+    assert all(v is None for v in lead[2]["propagated"].values())  # B cites only the unavailable [2]
+    from store import open_db
+    from store import runs as rq
+
+    stored = rq.run_scores(open_db(db), report["run_id"])
+    assert "structured" in stored
+    missing = runner.invoke(app, ["--db", str(db), "structured", str(doc), "--source", "1=nope.txt"])
+    assert missing.exit_code == 2 and "nope.txt" in missing.stderr

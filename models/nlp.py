@@ -6,7 +6,6 @@ no ``senter`` pipe), and disabling tagger, lemmatizer and NER makes it ~4× fast
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -80,8 +79,7 @@ class SubjectTerms:
         for s in subj:
             for t in s.subtree:
                 if t.pos_ in ("NOUN", "PROPN") and not t.is_stop:
-                    # Word pieces, as the verifier cuts evidence (\w+): "Feb." → "feb", "U.S." → "u", "s".
-                    terms.update(normalise_term(w) for w in re.findall(r"\w+", t.text))
+                    terms.add(normalise_term(t.text))
         return terms
 
 

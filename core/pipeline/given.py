@@ -28,6 +28,7 @@ sentence per claim) is judged sentence by sentence and takes the min over its se
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import re
 from collections.abc import Callable, Sequence
@@ -222,6 +223,31 @@ class GivenSearcher:
         ]
 
 
+class WordPieceTerms:
+    """The grounding guard's subject terms cut into word pieces, as the verifier cuts evidence
+    (``\\w+``): "Feb." → "feb". Without it a sentence copied from a given document can fail the
+    guard on its own date ("Friday (Feb. 13)"). Used for given documents only: over a knowledge
+    source the learned verdicts were fitted with whole-token terms, and the pieces let passages
+    about other people that mention "Harry S. Truman" decide his claims (measured; see
+    docs/benchmarks.md, grounding). One-letter pieces ("S.") name nothing and are left out."""
+
+    def __init__(self, terms: Callable[[str], set[str]]) -> None:
+        self.terms = terms
+
+    def __call__(self, claim: str) -> set[str]:
+        return {w for t in self.terms(claim) for w in re.findall(r"\w+", t) if len(w) > 1}
+
+
+def word_piece_guard(verifier: Verifier) -> Verifier:
+    """``verifier`` with :class:`WordPieceTerms` as its guard (a shallow copy; no guard, no change)."""
+    terms = verifier.subject_terms
+    if terms is None or isinstance(terms, WordPieceTerms):
+        return verifier
+    out = copy.copy(verifier)
+    out.subject_terms = WordPieceTerms(terms)
+    return out
+
+
 class GivenPipeline(Pipeline):
     """A :class:`~core.pipeline.Pipeline` whose evidence is the given documents: runs are
     stored, streamed, cached, resumed and scored exactly like runs over a knowledge source."""
@@ -229,7 +255,7 @@ class GivenPipeline(Pipeline):
     def __init__(self, db: sqlite_utils.Database, decomposer: Any, verifier: Verifier, docs: Sequence[GivenDoc],
                  *, use_cache: bool = True) -> None:
         searcher = GivenSearcher(db, docs)
-        super().__init__(db, decomposer, searcher, verifier, sources=None, k=len(searcher.passages),  # type: ignore[arg-type]
+        super().__init__(db, decomposer, searcher, word_piece_guard(verifier), sources=None, k=len(searcher.passages),  # type: ignore[arg-type]
                          mode=GIVEN_MODE, use_cache=use_cache)
         self.docs = list(docs)
 
@@ -302,6 +328,7 @@ def judge_text(
 ) -> TextJudgement:
     """Judge ``text`` against every passage of the given documents, sentence by sentence —
     the same search and verifier calls a ``check --against`` run makes per claim."""
+    verifier = word_piece_guard(verifier)
     spans = splitter.split([text])[0] or [(0, len(text))]
     sentences = [text[s:e] for s, e in spans if text[s:e].strip()] or [text.strip()]
     verdicts = []

@@ -41,17 +41,21 @@ def splitter():
     return SpacySentenceSplitter()
 
 
-@pytest.fixture(scope="session")
-def mini_db(tmp_path_factory, embedder, splitter):
-    """A database with the SciFact mini corpus indexed once for the whole session (read-only use)."""
+def indexed_fixture(tmp_path_factory, name: str, file: str, fmt: str, embedder, splitter):
+    """A fresh database with one fixture file of ../shared/data/fixtures indexed as source ``name``."""
     from core.ingest.index import add_source
     from core.ingest.sources import load_documents
     from store import open_db
 
-    db = open_db(tmp_path_factory.mktemp("mini") / "mini.db")
-    docs = load_documents(FIXTURES / "scifact_mini_corpus.jsonl")
-    add_source(db, "scifact-mini", docs, fmt="scifact", path="fixture", embedder=embedder, splitter=splitter)
+    db = open_db(tmp_path_factory.mktemp(name) / f"{name}.db")
+    add_source(db, name, load_documents(FIXTURES / file), fmt=fmt, path="fixture", embedder=embedder, splitter=splitter)
     return db
+
+
+@pytest.fixture(scope="session")
+def mini_db(tmp_path_factory, embedder, splitter):
+    """A database with the SciFact mini corpus indexed once for the whole session (read-only use)."""
+    return indexed_fixture(tmp_path_factory, "scifact-mini", "scifact_mini_corpus.jsonl", "scifact", embedder, splitter)
 
 
 @pytest.fixture(scope="session")

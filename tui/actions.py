@@ -36,7 +36,7 @@ class AppActions:
     # ------------------------------------------------------------------ context usage
 
     def action_context_usage(self) -> None:
-        """ACU of the selected claim's evidence with the settings' LLM (seed 001 §5)."""
+        """ACU of the selected claim's evidence with the settings' LLM (Hagström et al., "A Reality Check on Context Utilisation" §5)."""
         claim_id = self.query_one("#claims", ClaimsTable).selected_claim_id
         view = claim_view(self.db, claim_id) if claim_id is not None else None
         if view is None or self.running:

@@ -368,7 +368,7 @@ class ClaimscopeApp(AppActions, App):
         if self.run_id is None:
             return
         run = rq.get_run(self.db, self.run_id)
-        if self.attribution is not None:  # an attributed answer (seed 002): its AutoAIS and label counts
+        if self.attribution is not None:  # an attributed answer (ExpertQA, Malaviya et al.): its AutoAIS and label counts
             score = self.attribution.get("score")
             labels = "  ".join(f"{k} {v}" for k, v in self.attribution.get("labels", {}).items())
             self.query_one("#run-header", Static).update(

@@ -50,7 +50,7 @@ class IndexProgress(Message):
 
 
 class ContextUsageScored(Message):
-    """One evidence passage's ACU (seed 001 §5) is stored."""
+    """One evidence passage's ACU (Hagström et al., "A Reality Check on Context Utilisation" §5) is stored."""
 
     def __init__(self, claim_id: int, evidence_id: int, acu_sum: float, done: int, total: int) -> None:
         super().__init__()

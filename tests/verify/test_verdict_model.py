@@ -135,15 +135,9 @@ DEMO_LIKE = [
 
 @pytest.fixture(scope="module")
 def wiki_db(tmp_path_factory, embedder, splitter):
-    from core.ingest.index import add_source
-    from core.ingest.sources import load_documents
-    from store import open_db
-    from tests.conftest import FIXTURES
+    from tests.conftest import indexed_fixture
 
-    db = open_db(tmp_path_factory.mktemp("wiki") / "wiki.db")
-    docs = load_documents(FIXTURES / "wiki_vital_summaries_300.jsonl")
-    add_source(db, "wiki", docs, fmt="jsonl", path="fixture", embedder=embedder, splitter=splitter)
-    return db
+    return indexed_fixture(tmp_path_factory, "wiki", "wiki_vital_summaries_300.jsonl", "jsonl", embedder, splitter)
 
 
 def test_learned_verdicts_on_a_demo_like_answer(wiki_db, embedder):

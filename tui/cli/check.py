@@ -20,6 +20,7 @@ from tui.cli.options import (
     database,
     expander_of,
     raise_input,
+    run_options_of,
     run_settings_of,
     searcher_of,
     settings_of,
@@ -274,7 +275,6 @@ def against_pipeline(ctx, db, against, resume, source, mode, decomposer, verifie
     """The pipeline of a run against given documents (core/pipeline/given.py): ``--against`` files,
     or the stored documents of the run being resumed; None for a knowledge-source run."""
     from core.pipeline.given import given_from_config, given_pipeline, load_given_files
-    from core.workbench import RunOptions
     from store import runs as rq
 
     stored = given_from_config(db, rq.get_run(db, resume).config) if resume is not None else None
@@ -285,11 +285,8 @@ def against_pipeline(ctx, db, against, resume, source, mode, decomposer, verifie
     if against and resume is not None:
         raise_input("--resume reuses the run's stored documents: drop --against")
     docs = load_given_files(against) if against else None
-    wb = workbench_of(ctx)
-    rule = wb.settings.with_overrides(verdict_rule=verdict_rule).verdict_rule
-    options = RunOptions.from_settings(wb.settings).with_(decomposer=decomposer, verifier=verifier.strip(),
-                                                           grounding=grounding, verdict_rule=rule)
-    return given_pipeline(wb, db, options, docs=docs, stored=stored)
+    options = run_options_of(ctx, verifier, grounding, verdict_rule, decomposer=decomposer)
+    return given_pipeline(workbench_of(ctx), db, options, docs=docs, stored=stored)
 
 
 @app.command()

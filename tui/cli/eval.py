@@ -256,7 +256,6 @@ def eval_grounding(
 ) -> None:
     """Claim vs given document (LLM-AggreFact protocol): balanced accuracy per domain and mean, AUC, time per pair."""
     from core.evaluate.grounding import evaluate_grounding, format_table, load_dataset, write_rows
-    from core.workbench import RunOptions
     from tui.console import err, progress_bar
 
     if (data is None) == (dataset is None):
@@ -268,10 +267,9 @@ def eval_grounding(
         err.print(f"wrote {write_rows(rows, convert)} rows to {convert}", markup=False)
         return
     wb = workbench_of(ctx)
-    options = RunOptions.from_settings(wb.settings).with_(verifier=verifier.strip(), grounding=grounding)
     with progress_bar() as update:
         report = evaluate_grounding(
-            rows=rows, dataset=dataset or data.stem, path=path or data, verifier=wb.verifier(options),
+            rows=rows, dataset=dataset or data.stem, path=path or data, verifier=verifier_of(ctx, verifier, grounding),
             splitter=wb.splitter(), embedder_factory=wb.embedder if baselines else None, baselines=baselines,
             ablations=ablations, limit=limit, chunk_words=wb.settings.chunk_words,
             chunk_overlap=wb.settings.chunk_overlap, progress=update,

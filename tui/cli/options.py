@@ -51,12 +51,17 @@ def verifier_of(ctx: typer.Context, spec: str, grounding: bool = True, verdict_r
     """The verifier with the settings' thresholds and the grounding guard (evidence must
     mention the claim's subject): an NLI cross-encoder, or an LLM judge for ``llm`` / a
     ``.gguf`` path (models/llm_judge.py). ``verdict_rule`` (checked) overrides the settings'."""
+    return workbench_of(ctx).verifier(run_options_of(ctx, spec, grounding, verdict_rule))
+
+
+def run_options_of(ctx: typer.Context, spec: str, grounding: bool, verdict_rule: str | None = None, **more):
+    """The settings' run options with these choices: ``verdict_rule`` None keeps the settings'
+    rule, another value is checked like the file's."""
     from core.workbench import RunOptions
 
-    wb = workbench_of(ctx)
-    rule = wb.settings.with_overrides(verdict_rule=verdict_rule).verdict_rule
-    options = RunOptions.from_settings(wb.settings).with_(verifier=spec.strip(), grounding=grounding, verdict_rule=rule)
-    return wb.verifier(options)
+    settings = workbench_of(ctx).settings
+    rule = settings.with_overrides(verdict_rule=verdict_rule).verdict_rule
+    return RunOptions.from_settings(settings).with_(verifier=spec.strip(), grounding=grounding, verdict_rule=rule, **more)
 
 
 FROM_SETTINGS = " [default: the settings' (claimscope.toml)]"

@@ -151,7 +151,7 @@ def print_check(results: list[dict], fmt: str) -> None:
 
 
 def with_beta(result: dict, beta: float | None) -> None:
-    """Recompute a stored ICAT score with another β for display (seed 004 §6.5: β is a live
+    """Recompute a stored ICAT score with another β for display (ICAT, "Beyond Factual Accuracy" §6.5: β is a live
     control; nothing is re-run or stored)."""
     from core.score.icat import ICAT_KIND, icat_from_detail
 

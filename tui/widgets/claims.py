@@ -65,7 +65,7 @@ class ClaimsTable(DataTable):
                     support_text(p), human, f"{c.text} {cites}".strip()]
         label = c.verdict if c.status == "done" else None
         text: str | Text = c.text if c.checkable or not c.note else f"{c.text}  ({c.note})"
-        if c.expansion_matched:  # the query expansion already stated the evidence (seed 000 §3.3)
+        if c.expansion_matched:  # the query expansion already stated the evidence (Yoon et al., "Hypothetical Documents or Knowledge Leakage?" §3.3)
             text = Text.assemble(("⚑ ", f"bold {colours.get('warning', 'yellow')}"), str(text))
         return [str(c.idx + 1), verdict_badge(label, stage or c.status, c.checkable, colours),
                 support_text(c.support if label else None), human, text]

@@ -1,8 +1,8 @@
 """The evidence inspector: for the selected claim, each retrieved passage with its title,
 source and URL, its retrieval scores and ranks, the judged sentences highlighted (the
 deciding one strongest), the entail / neutral / contradict probabilities as bars, the
-passage's context characteristics (seed 001 §4.1) and, once computed (``a``), its context
-usage (ACU, seed 001 §5). A claim retrieved with a query expansion (seed 000) shows the
+passage's context characteristics (Hagström et al., "A Reality Check on Context Utilisation" §4.1) and, once computed (``a``), its context
+usage (ACU, Hagström et al., "A Reality Check on Context Utilisation" §5). A claim retrieved with a query expansion (Yoon et al., "Hypothetical Documents or Knowledge Leakage?") shows the
 generated text apart, labelled as generated, and a flag when it already states the evidence."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def passage_text(ev: EvidenceView, deciding: JudgementView | None, colours: Mapp
 
 
 def characteristics_text(claim: ClaimView, ev: EvidenceView, characterizer: Any) -> Text:
-    """One dim line of numbers and a line of flags (seed 001 §4.1, Table 10's quantities)."""
+    """One dim line of numbers and a line of flags (Hagström et al., "A Reality Check on Context Utilisation" §4.1, Table 10's quantities)."""
     c = characterizer.characterize(claim.text, ev.text, url=ev.url, claim_date=claim.claim_date,
                                    evidence_date=ev.date)
     nums = [f"jaccard {c.jaccard:.2f}", f"overlap {c.claim_overlap:.2f}",
@@ -76,7 +76,7 @@ def context_usage_text(ev: EvidenceView, colours: Mapping[str, str]) -> Text | N
 
 
 def expansion_card(claim: ClaimView, colours: Mapping[str, str]) -> Group | None:
-    """The generated text the claim was retrieved with, never as evidence (seed 000)."""
+    """The generated text the claim was retrieved with, never as evidence (Yoon et al., "Hypothetical Documents or Knowledge Leakage?")."""
     x = claim.expansion
     if x is None:
         return None
@@ -138,7 +138,7 @@ def evidence_card(claim: ClaimView, ev: EvidenceView, colours: Mapping[str, str]
 
 def attribution_card(claim: ClaimView, detail: Mapping, sources: Mapping[str, str | None],
                      colours: Mapping[str, str]) -> Group:
-    """An attributed claim (seed 002): its label, what it cites, the evidence sentences AutoAIS
+    """An attributed claim (ExpertQA, Malaviya et al.): its label, what it cites, the evidence sentences AutoAIS
     kept (the two most entailing, with P(entail)) and the cited sources' text."""
     head = Text()
     head.append(claim.text, style="bold")

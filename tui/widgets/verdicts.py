@@ -40,7 +40,7 @@ def prob_bar(name: str, p: float, colour: str, width: int = 20) -> Text:
     return bar
 
 
-# ExpertQA attribution labels (seed 002 §3.3) and the theme variable each is drawn with.
+# ExpertQA attribution labels (ExpertQA, Malaviya et al. §3.3) and the theme variable each is drawn with.
 ATTRIBUTION = {
     "Complete": ("✔", "verdict-supported"),
     "Partial": ("◐", "verdict-conflicting"),

@@ -20,23 +20,24 @@ from tests.test_tui import db_path as db_path
 from tests.test_tui_snapshots import still
 from tests.test_tui_snapshots import workbench as workbench
 
-BATCH = [json.loads(line) for line in
-         (FIXTURES / "scifact_mini_claims.jsonl").read_text(encoding="utf-8").splitlines()[:8]]
+_CLAIMS = [json.loads(line) for line in (FIXTURES / "scifact_mini_claims.jsonl").read_text(encoding="utf-8").splitlines()]
+# A batch of ten two-claim answers (SciFact claims i and i + 1, so precision takes 0, .5 and 1)
+BATCH = [(f"{a['id']}+{b['id']}", f"{a['claim']} {b['claim']}") for a, b in zip(_CLAIMS[:10], _CLAIMS[1:11], strict=True)]
 
 
 @pytest.fixture()
 def stored(workbench):
     """Three runs of ANSWER with k = 1, 3, 5 and no grounding guard (different evidence, so
     different learned verdicts: precision 1.0, 0.5, 0.0 with the fixed verifier) and a
-    batch of eight SciFact claims with input ids, as `check --jsonl` stores them."""
+    batch of two-claim answers with input ids, as `check --jsonl` stores them."""
     db = workbench.open_db()
     base = RunOptions.from_settings(workbench.settings)
     for k in (1, 3, 5):
         pipe = workbench.pipeline(db, replace(base, k=k, grounding=False, verdict_rule="learned"))
         pipe.resume(pipe.start(ANSWER))
-    pipe = workbench.pipeline(db, base)
-    for item in BATCH:
-        pipe.resume(pipe.start(item["claim"], str(item["id"])))
+    pipe = workbench.pipeline(db, replace(base, grounding=False))
+    for ext_id, text in BATCH:
+        pipe.resume(pipe.start(text, ext_id))
     with db.conn:
         db.execute("UPDATE runs SET created_at = printf('2026-01-01T10:%02d:00Z', id)")
     return db
@@ -81,7 +82,8 @@ def test_precision_over_time_in_history(snap_compare, workbench, stored):
 
 
 def test_batch_precision_in_history(snap_compare, workbench, stored):
-    assert len(rq.batch_precisions(stored)) == len(BATCH)
+    values = [fp for _, _, fp in rq.batch_precisions(stored)]
+    assert len(values) == len(BATCH) and len(set(values)) >= 3  # a distribution, not one bar
     app = make_app(workbench, preload=False)
 
     async def before(pilot):

@@ -143,3 +143,29 @@ def test_cli_html_export_and_batch(hostile, tmp_path):
     assert not (tmp_path / "x.html").exists()  # a missing run writes nothing
     with pytest.raises(Exception, match="unknown export format"):
         export_run(open_db(path), runs[0], "pdf", tmp_path / "x.pdf")
+
+
+def test_report_in_a_real_browser(hostile, tmp_path):
+    """Headless Chromium opens the report: every claim on the page, the four verdict colours
+    distinct, the answer's span colours in the screenshot's pixels, no horizontal overflow at
+    1280 px (benchmarks/report_browser.py). `make test` installs Chromium and sets
+    CLAIMSCOPE_REQUIRE_BROWSER=1, so there a missing browser fails instead of skipping."""
+    import os
+
+    from benchmarks.report_browser import check, chromium
+    from store.inspect import run_claim_views
+
+    if chromium() is None:
+        if os.environ.get("CLAIMSCOPE_REQUIRE_BROWSER"):
+            pytest.fail("CLAIMSCOPE_REQUIRE_BROWSER is set but no Chromium is installed (apt-get install -y chromium)")
+        pytest.skip("no Chromium installed (apt-get install -y chromium; `make test` installs it)")
+    path, (run_id, _) = hostile
+    db = open_db(path)
+    page = export_run(db, run_id, "html", tmp_path / "report.html")
+    claims = [c.text for c in run_claim_views(db, run_id)]
+    found = check(page, tmp_path / "report.png", claims)
+    assert found["problems"] == [], found
+    assert found["claims_on_page"] == len(claims) == 3
+    assert found["scroll_width"] <= found["client_width"] <= 1280
+    assert len(set(map(tuple, found["colours"].values()))) == 4
+    assert found["answer_span_colours"]["v-sup"] in {tuple(c) for c in found["colours"].values()}

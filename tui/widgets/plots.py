@@ -101,6 +101,6 @@ class PrecisionPlot(PlotextPlot):
         mean = sum(values) / len(values) if values else None
         plt.title(f"per-answer factual precision, {label}: {len(values)} answers"
                   + ("" if mean is None else f", mean {mean:.2f}"))
-        plt.bar([f"{e:.1f}" for e in PRECISION_BINS], counts, color=_rgb(colour), width=0.8)
+        plt.bar([f"{e:.1f}–{e + 0.1:.1f}" for e in PRECISION_BINS], counts, color=_rgb(colour), width=0.8)
         _integer_yticks(plt, max(counts, default=0) or 1)
         self.refresh()

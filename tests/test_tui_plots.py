@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from itertools import pairwise
 
 import pytest
 
@@ -22,7 +23,7 @@ from tests.test_tui_snapshots import workbench as workbench
 
 _CLAIMS = [json.loads(line) for line in (FIXTURES / "scifact_mini_claims.jsonl").read_text(encoding="utf-8").splitlines()]
 # A batch of ten two-claim answers (SciFact claims i and i + 1, so precision takes 0, .5 and 1)
-BATCH = [(f"{a['id']}+{b['id']}", f"{a['claim']} {b['claim']}") for a, b in zip(_CLAIMS[:10], _CLAIMS[1:11], strict=True)]
+BATCH = [(f"{a['id']}+{b['id']}", f"{a['claim']} {b['claim']}") for a, b in pairwise(_CLAIMS[:11])]
 
 
 @pytest.fixture()

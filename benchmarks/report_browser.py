@@ -97,7 +97,7 @@ def probe(page: Path, width: int = WIDTH, height: int = 900) -> dict:
     return json.loads(html_mod.unescape(m.group(1)))
 
 
-def screenshot(page: Path, png: Path, width: int = WIDTH, height: int = 1400) -> Path:
+def screenshot(page: Path, png: Path, width: int = WIDTH, height: int = 1000) -> Path:
     """A PNG of the page as the browser draws it, ``width`` × ``height`` px."""
     png.parent.mkdir(parents=True, exist_ok=True)
     res = _run_browser([f"--window-size={width},{height}", f"--screenshot={png.resolve()}", page.resolve().as_uri()])
@@ -207,6 +207,8 @@ def main() -> int:
         page = export_run(db, run_id, "html", Path(tmp) / f"run-{run_id}.html")
         claims = [c.text for c in run_claim_views(db, run_id)]
         result = check(page, args.screenshot, claims)
+    if args.screenshot.resolve().is_relative_to(ROOT):
+        result["screenshot"] = str(args.screenshot.resolve().relative_to(ROOT))
     result |= {"run": run_id, "browser": subprocess.run([chromium(), "--version"], capture_output=True,
                                                          text=True, check=False).stdout.strip()}
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -69,6 +69,7 @@ mark { background: var(--mark); padding: 0 .1rem; border-radius: 2px; box-shadow
 table { border-collapse: collapse; font-size: .92rem; }
 th, td { border: 1px solid #d0d7de; padding: .3rem .55rem; text-align: left; vertical-align: top; }
 th { background:#f6f8fa; }
+th, td { overflow-wrap: break-word; } /* "anywhere" would let a narrow column wrap letter by letter */
 .wide { max-width: 100%; overflow-x: auto; }
 .num { text-align: right; font-variant-numeric: tabular-nums; }
 code { font-size: .85rem; overflow-wrap: anywhere; }

@@ -188,6 +188,16 @@ def onnx_checks() -> list[Check]:
                   f"{onnxruntime.__version__} · providers {', '.join(onnxruntime.get_available_providers())}")]
 
 
+def _settings_file(config: Path | None) -> Check:
+    """The settings file in effect: --config, else CLAIMSCOPE_CONFIG, else the user config dir's."""
+    import os
+
+    from core.settings import ENV_CONFIG, default_config_path
+
+    path = Path(config or os.environ.get(ENV_CONFIG) or default_config_path()).expanduser()
+    return Check("claimscope", "settings", f"{path}" + ("" if path.exists() else " (not present: the defaults apply)"))
+
+
 def doctor(settings: Settings, config: Path | None = None) -> list[Check]:
     """Every check, in report order."""
     from core.evaluate.report import claimscope_version
@@ -197,7 +207,7 @@ def doctor(settings: Settings, config: Path | None = None) -> list[Check]:
         Check("python", "platform", f"{platform.platform()} · {platform.machine()}"),
         Check("claimscope", "version", claimscope_version()),
         Check("claimscope", "package", str(Path(__file__).resolve().parents[1])),
-        Check("claimscope", "settings", str(config) if config else "defaults (no settings file given)"),
+        _settings_file(config),
     ]
     out += model_checks(settings)
     out += database_checks(settings.db_path)

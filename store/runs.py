@@ -315,3 +315,25 @@ def copy_claim_result(db: sqlite_utils.Database, from_claim: int, to_claim: int)
         [to_claim, label, support, evidence_map.get(dec_ev), probs, model, judgement_map.get(dec_j), thresholds],
     )
     return True
+
+
+def same_text_runs(db: sqlite_utils.Database, run_id: int) -> list[tuple[int, str, float | None]]:
+    """(id, created_at, factual precision) of every run of the same input text as ``run_id``
+    (same ``input_hash``), oldest first — the history screen's precision-over-time plot."""
+    rows = db.execute(
+        """SELECT r.id, r.created_at,
+                  (SELECT value FROM scores s WHERE s.run_id = r.id AND s.kind = 'factual_precision')
+           FROM runs r WHERE r.input_hash = (SELECT input_hash FROM runs WHERE id = ?) ORDER BY r.id""",
+        [run_id],
+    ).fetchall()
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+def batch_precisions(db: sqlite_utils.Database) -> list[tuple[int, str, float]]:
+    """(id, input id, factual precision) of every run that carries an input id — the lines of
+    `check --jsonl` batches — and has a precision, oldest first (the history's batch plot)."""
+    rows = db.execute(
+        """SELECT r.id, r.external_id, s.value FROM runs r JOIN scores s ON s.run_id = r.id
+           AND s.kind = 'factual_precision' WHERE r.external_id IS NOT NULL AND s.value IS NOT NULL
+           ORDER BY r.id""").fetchall()
+    return [(r[0], r[1], r[2]) for r in rows]

@@ -191,6 +191,18 @@ async def test_inspect_edit_label_and_export(workbench, tmp_path):
         app.screen.query_one("#export-path", Input).focus()
         await pilot.press("enter")
         await pilot.pause()
+        # and as the HTML report (the file a reviewer without a terminal opens)
+        await pilot.press("ctrl+s")
+        await wait_for_screen(app, pilot, ExportModal)
+        page = tmp_path / "run.html"
+        app.screen.query_one("#format").value = "html"
+        await pilot.pause()
+        app.screen.query_one("#export-path", Input).value = str(page)
+        app.screen.query_one("#export-path", Input).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+    html_page = page.read_text(encoding="utf-8")
+    assert html_page.startswith("<!DOCTYPE html>") and f"claimscope run {run_id}" in html_page
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [x["text"] for x in lines] == [c.text for c in rq.run_claims(open_db(workbench.settings.db_path), run_id)]
     assert lines[0]["human_judgement"] == "wrong" and len(lines[0]["evidence"]) == 3

@@ -7,6 +7,8 @@
   result — lossless for analysis.
 - CSV: one row per claim with the deciding evidence — for spreadsheets.
 - Markdown: a readable report: scores, the claims table, and each claim's deciding sentence.
+- HTML: one self-contained page for people who do not run a terminal
+  (core/pipeline/report_html.py); a batch of runs gets a summary page plus one page per run.
 Files are written to a temp name and renamed, so an interrupted export leaves no half file.
 """
 
@@ -25,7 +27,7 @@ from core.errors import InputError, NotFoundError
 from store import runs as rq
 from store.inspect import ClaimView, claim_view, run_claim_views
 
-FORMATS = {"jsonl": ".jsonl", "csv": ".csv", "md": ".md"}
+FORMATS = {"jsonl": ".jsonl", "csv": ".csv", "md": ".md", "html": ".html"}
 
 
 def _claims(db: sqlite_utils.Database, run_id: int) -> list[ClaimView]:
@@ -118,20 +120,60 @@ def to_markdown(db: sqlite_utils.Database, run_id: int) -> str:
     return "\n".join(out) + "\n"
 
 
-WRITERS = {"jsonl": to_jsonl, "csv": to_csv, "md": to_markdown}
+def to_html(db: sqlite_utils.Database, run_id: int) -> str:
+    from core.pipeline.report_html import run_html
+
+    return run_html(db, run_id)
+
+
+WRITERS = {"jsonl": to_jsonl, "csv": to_csv, "md": to_markdown, "html": to_html}
 
 
 def export_run(db: sqlite_utils.Database, run_id: int, fmt: str, path: Path) -> Path:
     """Write the run in ``fmt`` to ``path`` atomically; returns the path written."""
     if fmt not in WRITERS:
-        raise InputError(f"unknown export format {fmt!r} (jsonl, csv or md)")
+        raise InputError(f"unknown export format {fmt!r} (jsonl, csv, md or html)")
+    path = _target(path)
+    _write(path, WRITERS[fmt](db, run_id))
+    return path
+
+
+def _target(path: Path) -> Path:
     path = path.expanduser()
     if path.is_dir():
         raise InputError("is a directory, expected a file name", path)
     if not path.parent.is_dir():
         raise InputError("folder does not exist", path.parent)
-    body = WRITERS[fmt](db, run_id)
+    return path
+
+
+def _write(path: Path, body: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(body, encoding="utf-8", newline="")
     os.replace(tmp, path)
-    return path
+
+
+def batch_run_path(path: Path, run_id: int) -> Path:
+    """Where a batch page's run report goes: next to the page, named after it."""
+    return path.with_name(f"{path.stem}-run-{run_id}.html")
+
+
+def export_batch(db: sqlite_utils.Database, run_ids: list[int], path: Path) -> list[Path]:
+    """An HTML batch page at ``path`` (distribution of per-answer precision, a row per run)
+    and each run's own report next to it (:func:`batch_run_path`), linked from its row.
+    Every run is checked first, so a missing one writes nothing. Returns the paths written,
+    the batch page first."""
+    from core.pipeline.report_html import batch_html, run_html
+
+    if not run_ids:
+        raise InputError("no runs to export")
+    path = _target(path)
+    for rid in run_ids:
+        if rq.get_run(db, rid) is None:
+            raise NotFoundError(f"no run {rid}")
+    pages = {batch_run_path(path, rid): run_html(db, rid) for rid in dict.fromkeys(run_ids)}
+    page = batch_html(db, list(dict.fromkeys(run_ids)), lambda rid: batch_run_path(path, rid).name)
+    for p, body in pages.items():
+        _write(p, body)
+    _write(path, page)
+    return [path, *pages]

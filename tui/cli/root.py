@@ -88,6 +88,14 @@ def state_of(ctx: typer.Context) -> State:
     return ctx.obj
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from core.evaluate.report import claimscope_version
+
+        print(f"claimscope {claimscope_version()}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _main(
     ctx: typer.Context,
@@ -97,6 +105,9 @@ def _main(
     config: Annotated[
         Path | None, typer.Option("--config", help="Settings TOML file (env CLAIMSCOPE_CONFIG).")
     ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit.")
+    ] = False,
 ) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

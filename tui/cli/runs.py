@@ -66,17 +66,55 @@ def runs_show(
 @runs_app.command("export")
 def runs_export(
     ctx: typer.Context,
-    run: Annotated[int, typer.Argument(help="Run id.")],
-    out_path: Annotated[Path, typer.Option("--out", "-o", help="File to write.")],
-    fmt: Annotated[str, typer.Option("--format", help="jsonl (lossless), csv or md (report).")] = "md",
+    runs: Annotated[list[int] | None, typer.Argument(help="Run id(s); several only with --format html.")] = None,
+    out_path: Annotated[Path, typer.Option("--out", "-o", help="File to write.")] = ...,
+    fmt: Annotated[str, typer.Option("--format", help="jsonl (lossless), csv, md (report) or html (report).")] = "md",
+    batch: Annotated[Path | None, typer.Option(
+        "--batch", help="The JSONL that `check --jsonl` printed or wrote (--out): export its runs as one HTML batch.")] = None,
 ) -> None:
     """Export a stored run: JSONL (every claim with all evidence and judgements), CSV (a row
-    per claim with its deciding evidence) or a Markdown report."""
-    from core.pipeline.export import export_run
+    per claim with its deciding evidence), a Markdown report, or an HTML report (one
+    self-contained file: the answer coloured by verdict, each claim's deciding sentence
+    highlighted, scores, models). Several runs (or --batch) with --format html: OUT is a
+    batch page with the distribution of per-answer factual precision, and each run's report
+    is written next to it as OUT-run-N.html."""
+    from core.errors import InputError
+    from core.pipeline.export import export_batch, export_run
     from tui.console import err
 
-    written = export_run(database(ctx), run, fmt, out_path)
-    err.print(f"exported run {run} to {written}", markup=False)
+    ids = list(runs or [])
+    if batch is not None:
+        ids += _batch_run_ids(batch)
+    if not ids:
+        raise InputError("give a run id, or --batch FILE")
+    if len(ids) == 1 and batch is None:
+        written = export_run(database(ctx), ids[0], fmt, out_path)
+        err.print(f"exported run {ids[0]} to {written}", markup=False)
+        return
+    if fmt != "html":
+        raise InputError("several runs export only as --format html (a batch page)")
+    pages = export_batch(database(ctx), ids, out_path)
+    err.print(f"exported {len(pages) - 1} runs: batch page {pages[0]}, run reports beside it", markup=False)
+
+
+def _batch_run_ids(path: Path) -> list[int]:
+    """The run ids of a `check --jsonl` result file, in order (one JSON object per line)."""
+    from core.errors import InputError
+
+    try:
+        lines = path.expanduser().read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    ids = []
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            ids.append(int(obj["run_id"]))
+        except (ValueError, KeyError, TypeError):
+            raise InputError(f"{path}:{n}: not a `check --jsonl` result line (no run_id)") from None
+    return ids
 
 
 @runs_app.command("delete")

@@ -1,4 +1,4 @@
-"""Export the open run to JSONL, CSV or a Markdown report."""
+"""Export the open run to JSONL, CSV, a Markdown report or an HTML report (ctrl+s)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,10 @@ from textual.widgets import Button, Input, Label, Select, Static
 from core.errors import ClaimscopeError
 from core.pipeline.export import FORMATS, export_run
 
-FORMAT_NAMES = {"jsonl": "JSONL (every claim, all evidence)", "csv": "CSV (a row per claim)", "md": "Markdown report"}
+FORMAT_NAMES = {
+    "jsonl": "JSONL (every claim, all evidence)", "csv": "CSV (a row per claim)", "md": "Markdown report",
+    "html": "HTML report (opens in any browser)",
+}
 
 
 class ExportModal(ModalScreen[Path | None]):

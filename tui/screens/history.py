@@ -1,4 +1,6 @@
-"""Past runs from the store: reopen, delete, mark two and compare them side by side."""
+"""Past runs from the store: reopen, delete, mark two and compare them side by side; below
+the table a plot of the highlighted run's text (factual precision of its runs over time) or,
+with b, of the batch (per-answer precision of the runs that carry an input id)."""
 
 from __future__ import annotations
 
@@ -14,8 +16,9 @@ from textual.widgets import DataTable, Footer, Label
 
 from store.db import write_tx
 from store.inspect import delete_run
-from store.runs import list_runs
+from store.runs import batch_precisions, list_runs, same_text_runs
 from tui.screens.modals import ConfirmModal
+from tui.widgets.plots import PrecisionPlot
 
 
 @dataclass(frozen=True)
@@ -27,23 +30,27 @@ class HistoryChoice:
 
 
 class HistoryScreen(Screen[HistoryChoice | None]):
+    DEFAULT_CSS = "HistoryScreen #runs { height: 1fr; } HistoryScreen #precision-plot { height: 15; }"
     BINDINGS = [
         Binding("escape", "dismiss(None)", "Back", id="history-back"),
         Binding("enter", "reopen", "Reopen", id="history-reopen"),
         Binding("d,delete", "delete", "Delete", id="history-delete"),
         Binding("space", "mark", "Mark", id="history-mark"),
         Binding("c", "compare", "Compare marked", id="history-compare"),
+        Binding("b", "toggle_plot", "Text / batch plot", id="history-plot"),
     ]
 
     def __init__(self, db) -> None:
         super().__init__()
         self.db = db
         self.marked: list[int] = []
+        self.plot_batch = False  # the plot shows the batch instead of the highlighted run's text
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label("Runs — enter reopens, space marks two to compare, d deletes", classes="screen-title")
             yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+            yield PrecisionPlot(id="precision-plot")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -61,6 +68,25 @@ class HistoryScreen(Screen[HistoryChoice | None]):
             preview = " ".join(r["input"].split())[:60]
             table.add_row("●" if r["id"] in self.marked else "", str(r["id"]), r["created_at"], r["status"],
                           str(r["claims"]), Text(fp, justify="right"), preview, key=str(r["id"]))
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self) -> None:
+        self.show_plot()
+
+    def action_toggle_plot(self) -> None:
+        self.plot_batch = not self.plot_batch
+        self.show_plot()
+
+    def show_plot(self) -> None:
+        plot = self.query_one("#precision-plot", PrecisionPlot)
+        colour = self.app.get_css_variables().get("verdict-supported", "#5DBB63")
+        if self.plot_batch:
+            values = [fp for _, _, fp in batch_precisions(self.db)]
+            plot.show_batch(values, colour, "runs with an input id (check --jsonl lines)")
+            return
+        run_id = self._current()
+        plot.show_over_time([] if run_id is None else [(rid, fp) for rid, _, fp in same_text_runs(self.db, run_id)],
+                            colour)
 
     def _current(self) -> int | None:
         table = self.query_one("#runs", DataTable)
@@ -108,6 +134,7 @@ class HistoryScreen(Screen[HistoryChoice | None]):
                 if run_id in self.marked:
                     self.marked.remove(run_id)
                 self.reload()
+                self.show_plot()
                 self.notify(f"Deleted run {run_id}.")
 
         self.app.push_screen(ConfirmModal(f"Delete run {run_id} and everything stored with it?"), done)

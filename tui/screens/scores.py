@@ -22,6 +22,7 @@ from core.score.icat import ICAT_KIND, Alignment, aspects_from_list, check_beta,
 from store import runs as rq
 from store.db import write_tx
 from tui.messages import ScreenWorkerChanged
+from tui.widgets.plots import SupportPlot
 
 
 class ScoresScreen(Screen[None]):
@@ -36,6 +37,7 @@ class ScoresScreen(Screen[None]):
         yield Label(f"Scores of run {self.run_id}", classes="screen-title")
         with VerticalScroll():
             yield Static("", id="precision", markup=False)
+            yield SupportPlot(id="support-plot")
             with Horizontal(id="icat-inputs"):
                 with Vertical(id="aspect-box"):
                     yield Label("Aspects of the query, one per line (ICAT's T(q))")
@@ -75,6 +77,8 @@ class ScoresScreen(Screen[None]):
             f"{fp.get('pending', 0)} pending",
         ]
         self.query_one("#precision", Static).update("\n".join(lines))
+        self.query_one("#support-plot", SupportPlot).show(rq.run_claims(self.db, self.run_id),
+                                                          self.app.get_css_variables())
         self.show_icat(self._icat_detail())
 
     def show_icat(self, detail: dict | None) -> None:

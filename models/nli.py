@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -97,7 +97,14 @@ class NLIModel(Protocol):
 class CrossEncoderNLI:
     """A transformers sequence-classification model used as an NLI cross-encoder."""
 
-    def __init__(self, ref: ModelRef, device: str = "cpu", max_length: int = 256, window_tokens: int | None = None) -> None:
+    def __init__(
+        self, ref: ModelRef, device: str = "cpu", max_length: int = 256, window_tokens: int | None = None,
+        runtime: str = "torch",
+    ) -> None:
+        """``runtime``: "torch" (fp32, every model) or "onnx-int8" — the int8 ONNX Runtime copy
+        built by ``make onnx`` (models/onnx_build.py) beside the weights; used only when its
+        recorded sha256 matches the safetensors file, else torch (a stale export never serves
+        new weights). Tokenising, windows and label mapping are the same code for both."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         import torch
@@ -124,15 +131,33 @@ class CrossEncoderNLI:
         self.window_tokens = window_tokens
         self.columns = label_mapping(dict(self.model.config.id2label))
         self._torch = torch
+        self._session = None
+        self.runtime = "torch-fp32"
+        if runtime == "onnx-int8" and device == "cpu":
+            self._session = _onnx_session(ref.path)
+            if self._session is not None:
+                self.runtime = "onnx-int8"
+                # a distinct id in manifests and stage-cache keys: int8 probabilities differ
+                self.ref = replace(ref, model_id=f"{ref.model_id}@onnx-int8")
 
     def _forward(self, premises: list[str], hypotheses: list[str]) -> np.ndarray:
-        enc = self.tokenizer(
-            premises, hypotheses, truncation="longest_first", max_length=self.max_length,
-            padding=True, return_tensors="pt",
-        ).to(self.device)
-        with self._torch.inference_mode():
-            logits = self.model(**enc).logits.float()
-        probs = self._torch.softmax(logits, dim=-1).cpu().numpy()
+        if self._session is not None:
+            enc = self.tokenizer(
+                premises, hypotheses, truncation="longest_first", max_length=self.max_length,
+                padding=True, return_tensors="np",
+            )
+            names = {i.name for i in self._session.get_inputs()}
+            logits = self._session.run(None, {k: v.astype(np.int64) for k, v in enc.items() if k in names})[0]
+            e = np.exp(logits - logits.max(axis=1, keepdims=True))
+            probs = e / e.sum(axis=1, keepdims=True)
+        else:
+            enc = self.tokenizer(
+                premises, hypotheses, truncation="longest_first", max_length=self.max_length,
+                padding=True, return_tensors="pt",
+            ).to(self.device)
+            with self._torch.inference_mode():
+                logits = self.model(**enc).logits.float()
+            probs = self._torch.softmax(logits, dim=-1).cpu().numpy()
         out = np.zeros((len(premises), 3), dtype=np.float32)
         for col, target in enumerate(self.columns):
             out[:, target] += probs[:, col]
@@ -190,6 +215,30 @@ class CrossEncoderNLI:
         return out
 
 
+def _onnx_session(model_dir: Path):
+    """The int8 ONNX Runtime session built beside ``model_dir``'s weights, or None when it is
+    missing, stale (built from other weights) or onnxruntime is not installed. Threads: one
+    intra-op thread per core up to ``CLAIMSCOPE_THREADS`` (default 2, the machines this runs
+    on), spinning off (a busy-waiting pool steals the other core from the UI and the embedder)."""
+    import json
+
+    from models.onnx_build import ONNX_DIR, ONNX_FILE, SOURCE_FILE, weights_sha256
+
+    folder = model_dir / ONNX_DIR
+    try:
+        source = json.loads((folder / SOURCE_FILE).read_text())
+        import onnxruntime as ort
+    except (OSError, ValueError, ImportError):
+        return None
+    if source.get("safetensors_sha256") != weights_sha256(model_dir) or not (folder / ONNX_FILE).exists():
+        return None
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = max(1, min(os.cpu_count() or 1, int(os.environ.get("CLAIMSCOPE_THREADS", "2"))))
+    so.inter_op_num_threads = 1
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(str(folder / ONNX_FILE), so, providers=["CPUExecutionProvider"])
+
+
 def resolve_nli(spec: str | None = None) -> ModelRef:
     if _is_default(spec):
         if not (EMBEDDED_NLI_DIR / "model.safetensors").exists():
@@ -205,7 +254,8 @@ def resolve_nli(spec: str | None = None) -> ModelRef:
 
 
 def load_nli(
-    spec: str | None = None, device: str = "cpu", max_length: int = 256, window_tokens: int | None = None
+    spec: str | None = None, device: str = "cpu", max_length: int = 256, window_tokens: int | None = None,
+    runtime: str | None = None,
 ) -> CrossEncoderNLI:
     """Load an NLI model. The embedded verifier was trained on pairs of ≤ 128 tokens, so its
     evidence windows default to 96 tokens (+ the claim ≈ 128): measured on a claim whose
@@ -215,4 +265,7 @@ def load_nli(
     ref = resolve_nli(spec)
     if window_tokens is None and ref.embedded:
         window_tokens = EMBEDDED_WINDOW_TOKENS
-    return CrossEncoderNLI(ref, device=device, max_length=max_length, window_tokens=window_tokens)
+    # torch stays the default until the learned verdicts are refitted on int8 judgements
+    # (docs/benchmarks.md, "Verifier runtime"); CLAIMSCOPE_NLI_RUNTIME=onnx-int8 opts in.
+    runtime = runtime or os.environ.get("CLAIMSCOPE_NLI_RUNTIME", "torch")
+    return CrossEncoderNLI(ref, device=device, max_length=max_length, window_tokens=window_tokens, runtime=runtime)

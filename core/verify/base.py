@@ -22,3 +22,13 @@ class Thresholds:
     temperature: float = 1.0  # applied to the NLI probabilities before the thresholds
     max_set_size: int = 3  # seed 003: ≤ 3 evidence sentences per judgement
     set_candidates: int = 5  # sentences considered for multi-sentence sets
+    # Pair pruning (issue 18: most judged pairs cannot decide). Sentences sent to the
+    # cross-encoder per claim, the ones sharing most of the claim's content words first (a
+    # cheap lexical relevance score); 0 = every sentence of every retrieved passage.
+    judge_sentences: int = 8
+    # Whole passages judged per claim (the best-ranked by the same score); 0 = every passage.
+    judge_passages: int = 3
+    # Early stop: the first half of the ranked units is judged first; when a grounded unit
+    # there entails above this probability (and none contradicts above ``conflict``) the rest
+    # is not judged. 1.0 = off.
+    early_stop: float = 0.9

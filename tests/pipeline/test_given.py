@@ -249,3 +249,24 @@ def test_structured_command_scores_lead_body_sources_and_stores_them(runner, tmp
     assert "structured" in stored
     missing = runner.invoke(app, ["--db", str(db), "structured", str(doc), "--source", "1=nope.txt"])
     assert missing.exit_code == 2 and "nope.txt" in missing.stderr
+
+
+def test_check_no_cache_recomputes_what_a_plain_rerun_reuses(runner, tmp_path, rag_files):
+    md, _, a, _ = rag_files
+    db = tmp_path / "runs.db"
+    args = ["--db", str(db), "check", a.claim, "--against", str(md), "--format", "json"]
+
+    def cached_events(extra):
+        res = runner.invoke(app, args + extra)
+        assert res.exit_code == 0, res.output
+        run_id = json.loads(res.stdout[res.stdout.index("["):])[0]["run_id"]
+        from store import open_db
+
+        rows = open_db(db).execute("SELECT payload FROM events WHERE run_id = ? AND kind = 'verdict_ready'", [run_id])
+        flags = [json.loads(r[0]).get("cached", False) for r in rows]
+        assert flags
+        return flags
+
+    assert not any(cached_events([]))
+    assert all(cached_events([]))  # the same text again: every claim's result comes from the stage cache
+    assert not any(cached_events(["--no-cache"]))  # recomputed

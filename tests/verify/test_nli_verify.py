@@ -186,4 +186,30 @@ def test_grounding_guard_ignores_evidence_about_another_subject():
     assert unguarded.label == "conflicting"
     guarded = Verifier(_NameMatchingNLI(), subject_terms=SubjectTerms()).verify(claim, passages)  # type: ignore[arg-type]
     assert guarded.label == "refuted" and guarded.deciding.unit.passage_id == 3  # the title names the subject
-    assert [j.grounded for j in guarded.judgements] == [False, False, True]  # "Tower" alone is not enough
+    # judged in order of shared claim words (TV Tower 2/4, Eiffel Tower 2/4 by rank, Berlin 1/4);
+    # a refutation never stops the judging early: support could still come
+    assert [j.unit.passage_id for j in guarded.judgements] == [2, 3, 1]
+    assert [j.grounded for j in guarded.judgements] == [False, True, False]  # "Tower" alone is not enough
+
+
+def test_pruning_judges_the_claims_own_sentences_and_keeps_the_verdict(data_dir):
+    """Issue 18: only the sentences sharing most of the claim's words reach the cross-encoder.
+    On SciFact's mini corpus (real passages, the embedded verifier) the pruned verifier judges
+    at most 8 sentences + 3 passages (+ sets) and reaches the unpruned verdict."""
+    import json
+
+    docs = [json.loads(line) for line in (data_dir / "fixtures" / "scifact_mini_corpus.jsonl").open()]
+    passages = [
+        PassageEvidence(i, i + 1, tuple(d["abstract"]), " ".join(d["abstract"]), d["title"]) for i, d in enumerate(docs[:10])
+    ]
+    nli = load_nli()
+    claim = passages[3].sentences[1]  # a sentence of passage 4 restated as the claim: it entails itself
+    everything = Thresholds(judge_sentences=0, judge_passages=0, early_stop=1.0)
+    full = Verifier(nli, everything).verify(claim, passages)
+    pruned = Verifier(nli).verify(claim, passages)
+    singles = [j for j in pruned.judgements if j.unit.kind != "set"]
+    assert len([j for j in singles if j.unit.kind == "sentence"]) <= 8
+    assert len([j for j in singles if j.unit.kind == "passage"]) <= 3
+    assert len(pruned.judgements) < len(full.judgements) / 3
+    assert pruned.label == full.label == "supported"
+    assert pruned.deciding.unit.passage_id == 3 and pruned.deciding.unit.text == claim

@@ -194,6 +194,7 @@ def check(
         str | None, typer.Option(help="When the text was written, YYYY[-MM[-DD]]: later evidence is flagged.")
     ] = None,
     against: Annotated[list[Path] | None, typer.Option("--against", help=AGAINST_HELP)] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help=NO_CACHE_HELP)] = False,
 ) -> None:
     from core.pipeline.events import Event, EventKind
     from core.pipeline.runner import Pipeline
@@ -226,6 +227,8 @@ def check(
             sources=source, k=k, mode=mode, expander=expander,
             splitter=workbench_of(ctx).splitter() if expander is not None else None,
         )
+    if no_cache:
+        pipeline.use_cache = False  # nothing is read from (or written to) the stage cache
     sink = out_path.open("w", encoding="utf-8") if out_path else None
     results = []
     run_id = resume
@@ -263,6 +266,11 @@ def check(
             sink.close()
     print_check(results, fmt)
 
+
+NO_CACHE_HELP = (
+    "Recompute every stage: reuse no stored decomposition or claim result (the stage cache), "
+    "for honest timing. Stored runs are kept."
+)
 
 AGAINST_HELP = (
     "Check against these documents only (repeatable): .txt/.md = one document per file, .jsonl = one per "

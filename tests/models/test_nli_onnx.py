@@ -1,0 +1,43 @@
+"""The int8 ONNX Runtime verifier: built from the safetensors weights, served only while it
+matches them, and close to torch fp32 (tolerances: int8 kernels differ between CPUs)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+
+from models.nli import load_nli
+from models.onnx_build import ONNX_DIR, SOURCE_FILE, build
+from tests.conftest import save_tiny_classifier
+
+PAIRS = [
+    ("The cat sat on the mat.", "A cat sat."),
+    ("Paris is the capital and largest city of France.", "Paris is in Spain."),
+    ("Lake Baikal, in Siberia, is the deepest lake in the world.", "Lake Baikal is in Canada."),
+    ("x y z", "nothing"),
+]
+
+
+def test_onnx_int8_matches_torch_and_a_stale_export_is_never_used(tmp_path):
+    folder = save_tiny_classifier(tmp_path / "nli", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    torch_nli = load_nli(str(folder), runtime="torch")
+    assert torch_nli.runtime == "torch-fp32"
+    assert load_nli(str(folder), runtime="onnx-int8").runtime == "torch-fp32"  # nothing built yet: torch
+    build(folder)
+    onnx_nli = load_nli(str(folder), runtime="onnx-int8")
+    assert onnx_nli.runtime == "onnx-int8" and onnx_nli.ref.model_id.endswith("@onnx-int8")
+    a, b = torch_nli.predict(PAIRS), onnx_nli.predict(PAIRS)
+    assert np.allclose(b.sum(1), 1.0, atol=1e-4)
+    assert np.abs(a - b).max() < 0.05
+    assert not np.array_equal(a, b)  # really another runtime (int8 weights), not torch again
+    long = [(" ".join([PAIRS[1][0]] * 40), PAIRS[1][1])]  # windows: the same code path for both
+    wa, wb = torch_nli.predict_long(long)[0], onnx_nli.predict_long(long)[0]
+    assert wa.n_windows == wb.n_windows > 1 and np.abs(wa.probs - wb.probs).max() < 0.05
+    # new weights (another verifier shipped) make the export stale: torch serves them
+    other = tmp_path / "other"
+    shutil.copytree(folder, other)
+    source = json.loads((other / ONNX_DIR / SOURCE_FILE).read_text())
+    (other / ONNX_DIR / SOURCE_FILE).write_text(json.dumps(source | {"safetensors_sha256": "0" * 64}))
+    assert load_nli(str(other), runtime="onnx-int8").runtime == "torch-fp32"

@@ -194,6 +194,10 @@ def check(
         str | None, typer.Option(help="When the text was written, YYYY[-MM[-DD]]: later evidence is flagged.")
     ] = None,
     against: Annotated[list[Path] | None, typer.Option("--against", help=AGAINST_HELP)] = None,
+    ray: Annotated[bool, typer.Option("--ray", help=RAY_HELP)] = False,
+    address: Annotated[str | None, typer.Option("--address", help="With --ray: a running Ray cluster (HOST:PORT).")] = None,
+    workers: Annotated[int, typer.Option("--workers", min=1, max=1024, help="With --ray: checking actors.")] = 2,
+    ship_index: Annotated[bool, typer.Option("--ship-index", help=SHIP_HELP)] = False,
 ) -> None:
     from core.pipeline.events import Event, EventKind
     from core.pipeline.runner import Pipeline
@@ -226,6 +230,11 @@ def check(
             sources=source, k=k, mode=mode, expander=expander,
             splitter=workbench_of(ctx).splitter() if expander is not None else None,
         )
+    if ray or address or ship_index:
+        options = run_options_of(ctx, verifier, grounding, verdict_rule, decomposer=decomposer, mode=mode, k=k,
+                                 sources=tuple(source or ()))
+        ray_batch(ctx, pipeline, options, inputs, jsonl, against, out_path, fmt, address, workers, ship_index)
+        return
     sink = out_path.open("w", encoding="utf-8") if out_path else None
     results = []
     run_id = resume
@@ -262,6 +271,61 @@ def check(
         if sink:
             sink.close()
     print_check(results, fmt)
+
+
+RAY_HELP = ("Check the --jsonl batch on a Ray actor pool (pip install 'claimscope[cluster]'): each worker loads "
+            "the models once; this process stores every result. Without --address a local Ray with --workers CPUs.")
+SHIP_HELP = ("With --ray: send the knowledge source to the workers through Ray's object store (nodes without a "
+             "shared file system) instead of opening the database's path read-only.")
+
+
+def ray_batch(ctx, pipeline, options, inputs, jsonl, against, out_path, fmt, address, workers, ship_index) -> None:
+    """``check --jsonl F --ray``: core/pipeline/cluster.py checks, this process writes; the
+    output is the local batch's (runs in input order)."""
+    from core.pipeline.cluster import ClusterOptions, RayBatch, import_ray
+    from core.pipeline.events import Event, EventKind
+    from store import runs as rq
+    from tui.console import err, progress_bar
+
+    if jsonl is None or against:
+        raise_input("--ray checks a --jsonl batch against a knowledge source (not --against)")
+    import_ray()  # "install claimscope[cluster]" before anything else
+    settings = workbench_of(ctx).settings
+    db = pipeline.db
+    try:
+        with progress_bar() as update:
+            done = [0]
+
+            def on_done(run_id: int, ext_id: str | None, _claims: int) -> None:
+                done[0] += 1
+                update(f"{done[0]}/{len(inputs)} answers (run {run_id})", 0, None)
+
+            def listen(event: Event) -> None:
+                if event.kind is EventKind.RUN_STARTED:
+                    update(f"run {event.run_id}", 0, event.payload["claims"])
+                elif event.kind is EventKind.VERDICT_READY:
+                    update(f"run {event.run_id}", 1, None)
+
+            def warn(message: str) -> None:
+                err.print(f"claimscope: warning: {message}", markup=False)
+
+            batch = RayBatch(pipeline, settings, options, ClusterOptions(address, workers, ship_index),
+                             listener=listen, on_done=on_done, warn=warn)
+            run_ids = batch.run(inputs)
+    except KeyboardInterrupt:
+        err.print("interrupted: re-run the same command to finish the batch (finished answers are kept)", markup=False)
+        raise typer.Exit(130) from None
+    results = [{"run_id": r, "id": rq.get_run(db, r).external_id, "claims": rq.run_results(db, r),
+                "scores": rq.run_scores(db, r)} for r in run_ids]
+    if out_path:
+        with out_path.open("w", encoding="utf-8") as sink:
+            for result in results:
+                sink.write(json.dumps(result) + "\n")
+    print_check(results, fmt)
+    if batch.failed:
+        err.print(f"{len(batch.failed)} answers failed (recorded; re-run the same command to retry): "
+                  + ", ".join(batch.failed), markup=False)
+        raise typer.Exit(1)
 
 
 AGAINST_HELP = (

@@ -154,23 +154,19 @@ def open_knowledge(knowledge: Knowledge, scratch: Path):
 
 
 class CheckWorker:
-    """A Ray actor's state: the models, loaded once, and the read-only knowledge source."""
+    """A Ray actor's state: the models, loaded once, and the read-only knowledge source.
+    ``stages(db)`` builds (decomposer, verifier, searcher) on the worker — a function of the
+    composition root (core/workbench.py: ``cluster_stages``), pickled by reference."""
 
-    def __init__(self, settings, options, knowledge: Knowledge) -> None:
+    def __init__(self, stages: Callable[[Any], tuple[Any, Any, Any]], run: tuple[int, str, list[str] | None],
+                 knowledge: Knowledge) -> None:
         for k, v in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("TOKENIZERS_PARALLELISM", "false"),
                      ("OMP_WAIT_POLICY", "PASSIVE")):
             os.environ.setdefault(k, v)
-        from core.retrieve.searcher import Searcher
-        from core.workbench import Workbench
-
         self._scratch = Path(tempfile.mkdtemp(prefix="claimscope-worker-"))
         self.db = open_knowledge(knowledge, self._scratch)
-        wb = Workbench(settings)
-        self.options = options
-        self.decomposer = wb.decomposer(options.decomposer)
-        self.verifier = wb.verifier(options)
-        self.searcher = Searcher(self.db, wb.embedder, rrf_k=settings.rrf_k)
-        self.sources = list(options.sources) or None
+        self.decomposer, self.verifier, self.searcher = stages(self.db)
+        self.k, self.mode, self.sources = run
         self.name = f"{os.uname().nodename}:{os.getpid()}"
 
     def check(self, job: AnswerJob) -> AnswerOutcome:
@@ -183,7 +179,7 @@ class CheckWorker:
                 claims = [(c.claim.idx, c.claim.text) for c in cited if c.claim.checkable]
             outcomes = []
             for idx, text in claims:
-                hits = self.searcher.search(text, k=self.options.k, mode=self.options.mode, sources=self.sources)
+                hits = self.searcher.search(text, k=self.k, mode=self.mode, sources=self.sources)
                 outcomes.append(ClaimOutcome(idx, hits, self.verifier.verify(text, passage_evidence(hits))))
             return AnswerOutcome(job.key, cited, outcomes, worker=self.name)
         except Exception as exc:  # reported to the driver, which records it
@@ -254,12 +250,12 @@ class RayBatch:
     database) stores every result. Same run config as the local batch, so the two resume each
     other's runs."""
 
-    def __init__(self, pipeline: Pipeline, settings, run_options, options: ClusterOptions,
+    def __init__(self, pipeline: Pipeline, stages: Callable[[Any], tuple[Any, Any, Any]], options: ClusterOptions,
                  listener: Listener | None = None, on_done: Callable[[int, str | None, int], None] | None = None,
                  warn: Callable[[str], None] | None = None) -> None:
         if pipeline.mode not in CLUSTER_MODES:
             raise InputError(f"--ray runs bm25, dense or hybrid retrieval, not {pipeline.mode}")
-        self.pipeline, self.settings, self.run_options, self.options = pipeline, settings, run_options, options
+        self.pipeline, self.stages, self.options = pipeline, stages, options
         self.listener, self.on_done = listener, on_done
         self.warn = warn or (lambda _m: None)
         self.failed: list[str] = []
@@ -281,7 +277,8 @@ class RayBatch:
         # max_restarts: a killed actor comes back (loading its models again); the driver
         # re-sends the answer it was working on (max_task_retries stays 0 so each failure is seen).
         remote = ray.remote(num_cpus=1, max_restarts=MAX_ATTEMPTS, max_task_retries=0)(CheckWorker)
-        return [remote.remote(self.settings, self.run_options, knowledge) for _ in range(self.options.workers)]
+        run = (self.pipeline.k, self.pipeline.mode, self.pipeline.sources)
+        return [remote.remote(self.stages, run, knowledge) for _ in range(self.options.workers)]
 
     def run(self, lines: Sequence[tuple[str | None, str]]) -> list[int]:
         """Check every line; returns the run id per line (input order)."""

@@ -209,6 +209,12 @@ def check(
     given = [x is not None for x in (text, file, jsonl, resume)]
     if sum(given) != 1:
         raise_input("give exactly one of: TEXT, --file F, --jsonl F, --resume RUN")
+    if ray or address or ship_index:
+        from core.pipeline.cluster import import_ray
+
+        if jsonl is None or against:
+            raise_input("--ray checks a --jsonl batch against a knowledge source (not --against)")
+        import_ray()  # without the extra: "install claimscope[cluster]", before any model loads
     inputs = check_inputs(text, file, jsonl)
     mode_given = mode is not None
     settings = run_settings_of(ctx, mode=mode, top_k=k, decomposer=decomposer, verifier=verifier, grounding=grounding)
@@ -282,14 +288,14 @@ SHIP_HELP = ("With --ray: send the knowledge source to the workers through Ray's
 def ray_batch(ctx, pipeline, options, inputs, jsonl, against, out_path, fmt, address, workers, ship_index) -> None:
     """``check --jsonl F --ray``: core/pipeline/cluster.py checks, this process writes; the
     output is the local batch's (runs in input order)."""
-    from core.pipeline.cluster import ClusterOptions, RayBatch, import_ray
+    import functools
+
+    from core.pipeline.cluster import ClusterOptions, RayBatch
     from core.pipeline.events import Event, EventKind
+    from core.workbench import cluster_stages
     from store import runs as rq
     from tui.console import err, progress_bar
 
-    if jsonl is None or against:
-        raise_input("--ray checks a --jsonl batch against a knowledge source (not --against)")
-    import_ray()  # "install claimscope[cluster]" before anything else
     settings = workbench_of(ctx).settings
     db = pipeline.db
     try:
@@ -309,7 +315,8 @@ def ray_batch(ctx, pipeline, options, inputs, jsonl, against, out_path, fmt, add
             def warn(message: str) -> None:
                 err.print(f"claimscope: warning: {message}", markup=False)
 
-            batch = RayBatch(pipeline, settings, options, ClusterOptions(address, workers, ship_index),
+            stages = functools.partial(cluster_stages, settings, options)
+            batch = RayBatch(pipeline, stages, ClusterOptions(address, workers, ship_index),
                              listener=listen, on_done=on_done, warn=warn)
             run_ids = batch.run(inputs)
     except KeyboardInterrupt:

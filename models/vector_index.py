@@ -25,7 +25,7 @@ HNSW_M = 32
 HNSW_EF_SEARCH = 128
 HNSW_EF_CONSTRUCTION = 200
 IVF_TRAIN_PER_CELL = 40  # k-means sample: 40 vectors per cell (faiss warns below 39)
-IVF_NPROBE_FRACTION = 1 / 32  # cells probed per query: recall@10 vs exact ≥ .95 at 1M (benchmarks/scale.py)
+IVF_NPROBE_FRACTION = 1 / 8  # cells probed per query (recall / latency curve: benchmarks/results/scale.json)
 IVF_MIN_NPROBE = 16
 
 

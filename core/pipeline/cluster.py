@@ -25,7 +25,7 @@ import shutil
 import sqlite3
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -363,7 +363,10 @@ class RayBatch:
     def _add_claims(self, run_id: int, cited: list[CitedClaim]) -> None:
         from core.pipeline.events import EventKind
 
-        with write_tx(self.pipeline.db):
+        pipe = self.pipeline
+        with write_tx(pipe.db):
+            rq.add_manifest(pipe.db, run_id, pipe._manifests(), asdict(pipe.verifier.t))
+            rq.add_event(pipe.db, run_id, EventKind.RUN_STARTED, {"claims": len(cited), "config": pipe.config()})
             for c in cited:
                 cid = rq.add_claim(self.pipeline.db, run_id, c.claim.idx, c.claim.text, c.claim.span, c.claim.checkable,
                                    c.claim.note, c.claim.context, c.citations)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -25,6 +26,9 @@ pytest.importorskip("ray")
 from tests.conftest import FIXTURES, ROOT
 
 PY = sys.executable
+# Ray ≥ 2.59 authenticates every connection to a cluster started with `ray start`: the head,
+# its workers and every driver share one token (docs/cluster.md).
+TOKEN = secrets.token_hex(16)
 
 
 def _free_port() -> int:
@@ -36,7 +40,8 @@ def _free_port() -> int:
 def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", OMP_WAIT_POLICY="PASSIVE", RAY_USAGE_STATS_ENABLED="0")
+    env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", OMP_WAIT_POLICY="PASSIVE", RAY_USAGE_STATS_ENABLED="0",
+               RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=TOKEN)
     return env
 
 

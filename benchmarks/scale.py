@@ -18,6 +18,7 @@ Vectors: the real embeddings ``scale_corpus.py`` wrote, the rest derived from th
 
     PYTHONPATH=. python benchmarks/scale_corpus.py /tmp/claimscope-scale 840   # real vectors
     PYTHONPATH=. python benchmarks/scale.py search --work /tmp/claimscope-scale
+    PYTHONPATH=. python benchmarks/scale.py bm25s --work /tmp/claimscope-scale     # after search
     PYTHONPATH=. python benchmarks/scale.py batch --work /tmp/claimscope-scale --answers 12
 """
 
@@ -257,6 +258,50 @@ def search_main(work: Path, sizes: list[int]) -> None:
     })
 
 
+# ---------------------------------------------------------------- another BM25 engine
+
+
+def bm25s_main(work: Path, n: int) -> None:
+    """bm25s (a sparse-matrix BM25, already the comparison engine of
+    benchmarks/bm25_fts5_vs_bm25s.py) over the same ``n`` passages and queries as FTS5: build
+    time, latency, memory, and the overlap of its top 10 with FTS5's (different tokenisers:
+    FTS5 stems with Porter, bm25s here does not, so the overlap is not 1 by construction)."""
+    import bm25s
+
+    from core.retrieve.searcher import BM25Retriever
+    from store import open_db
+    from store import sources as sq
+
+    texts, _ = passages(n, base_passages())
+    qs = queries()
+    t0 = time.perf_counter()
+    tokens = bm25s.tokenize(texts, stopwords="en", show_progress=False)
+    del texts
+    index = bm25s.BM25()
+    index.index(tokens, show_progress=False)
+    del tokens
+    build = time.perf_counter() - t0
+    lat = []
+    got = []
+    for q in qs:
+        t0 = time.perf_counter()
+        ids, _ = index.retrieve(bm25s.tokenize([q], stopwords="en", show_progress=False), k=10, show_progress=False)
+        lat.append(time.perf_counter() - t0)
+        got.append({int(i) + 1 for i in ids[0]})
+    status = dict(x.split(":", 1) for x in Path("/proc/self/status").read_text().splitlines() if ":" in x)
+    db = open_db(work / "scale.db")
+    fts = BM25Retriever(db, sq.list_sources(db))
+    overlap = [len(g & {i for i, _ in fts.retrieve(q, 10)}) / 10 for g, q in zip(got, qs, strict=True)]
+    out = {"passages": n, "build_s": round(build, 1),
+           "p50_ms": round(float(np.percentile(lat, 50)) * 1000, 2),
+           "p95_ms": round(float(np.percentile(lat, 95)) * 1000, 2),
+           "top10_overlap_with_fts5": round(float(np.mean(overlap)), 4),
+           "rss_mb": round(int(status["VmRSS"].split()[0]) / 1024, 1),
+           "peak_rss_mb": round(int(status["VmHWM"].split()[0]) / 1024, 1), "load_avg": load()}
+    print(json.dumps(out), file=sys.stderr)
+    _save("bm25s", out)
+
+
 # ---------------------------------------------------------------- batch throughput
 
 
@@ -342,12 +387,14 @@ if __name__ == "__main__":
         print(json.dumps(measure(Path(a[0]), Path(a[1]), a[2], Path(a[3]), Path(a[4]))))
         raise SystemExit(0)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("search", "batch"))
+    ap.add_argument("what", choices=("search", "batch", "bm25s"))
     ap.add_argument("--work", type=Path, default=Path("/tmp/claimscope-scale"))
     ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     ap.add_argument("--answers", type=int, default=12)
     args = ap.parse_args()
     if args.what == "search":
         search_main(args.work, args.sizes)
+    elif args.what == "bm25s":
+        bm25s_main(args.work, max(args.sizes))
     else:
         batch_main(args.work, args.answers)

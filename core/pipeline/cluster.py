@@ -24,6 +24,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -159,12 +160,14 @@ class CheckWorker:
     composition root (core/workbench.py: ``cluster_stages``), pickled by reference."""
 
     def __init__(self, stages: Callable[[Any], tuple[Any, Any, Any]], run: tuple[int, str, list[str] | None],
-                 knowledge: Knowledge) -> None:
+                 path: str | None = None, files: dict[str, bytes] | None = None) -> None:
+        """``path`` (shared) or ``files`` (the snapshot: passed to the actor as a top-level
+        object-store reference, which Ray resolves before the constructor runs)."""
         for k, v in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("TOKENIZERS_PARALLELISM", "false"),
                      ("OMP_WAIT_POLICY", "PASSIVE")):
             os.environ.setdefault(k, v)
         self._scratch = Path(tempfile.mkdtemp(prefix="claimscope-worker-"))
-        self.db = open_knowledge(knowledge, self._scratch)
+        self.db = open_knowledge(Knowledge(path, files), self._scratch)
         self.decomposer, self.verifier, self.searcher = stages(self.db)
         self.k, self.mode, self.sources = run
         self.name = f"{os.uname().nodename}:{os.getpid()}"
@@ -278,7 +281,8 @@ class RayBatch:
         # re-sends the answer it was working on (max_task_retries stays 0 so each failure is seen).
         remote = ray.remote(num_cpus=1, max_restarts=MAX_ATTEMPTS, max_task_retries=0)(CheckWorker)
         run = (self.pipeline.k, self.pipeline.mode, self.pipeline.sources)
-        return [remote.remote(self.stages, run, knowledge) for _ in range(self.options.workers)]
+        self._knowledge = knowledge  # keeps the snapshot in the object store while actors may restart
+        return [remote.remote(self.stages, run, knowledge.path, knowledge.files) for _ in range(self.options.workers)]
 
     def run(self, lines: Sequence[tuple[str | None, str]]) -> list[int]:
         """Check every line; returns the run id per line (input order)."""
@@ -302,9 +306,12 @@ class RayBatch:
         actors = self._actors(ray, self._knowledge(ray))
         by_key = {line.key: line for line in todo}
         queue = list(todo)
-        running: dict[Any, tuple[int, int]] = {}  # object ref → (line key, actor index)
+        # object ref → (line key, actor index); key None: a ping to an actor Ray is restarting,
+        # which gets work again only once it answers (its models loaded afresh).
+        running: dict[Any, tuple[int | None, int]] = {}
         free = list(range(len(actors)))
-        while queue or running:
+        alive = set(free)
+        while (queue and alive) or running:
             while queue and free:
                 line, a = queue.pop(0), free.pop(0)
                 line.attempts += 1
@@ -312,12 +319,23 @@ class RayBatch:
             ready, _ = ray.wait(list(running), num_returns=1)
             ref = ready[0]
             key, a = running.pop(ref)
-            free.append(a)
-            line = by_key[key]
+            failure: Exception | None = None
             try:
-                outcome: AnswerOutcome = ray.get(ref)
+                outcome = ray.get(ref)
             except ray.exceptions.RayError as exc:  # the actor died (killed, out of memory, node lost)
-                outcome = AnswerOutcome(key, None, error=f"worker lost: {type(exc).__name__}")
+                failure = exc
+                outcome = AnswerOutcome(key or 0, None, error=f"worker lost: {type(exc).__name__}")
+            if failure is None:
+                free.append(a)
+            elif key is None and isinstance(failure, ray.exceptions.ActorDiedError):
+                alive.discard(a)  # out of restarts: the pool shrinks
+            else:
+                if key is None:
+                    time.sleep(0.5)  # still restarting: ask again shortly
+                running[actors[a].pid.remote()] = (None, a)
+            if key is None:
+                continue
+            line = by_key[key]
             if outcome.error is None:
                 self._store(line, outcome)
                 ids[key] = line.run_id
@@ -330,6 +348,7 @@ class RayBatch:
                 queue.append(line)
             else:
                 self.failed.append(line.ext_id or str(key))
+        self.failed.extend(line.ext_id or str(line.key) for line in queue)  # no worker left for these
         for actor in actors:
             ray.kill(actor)
         return [i for i in ids if i is not None]

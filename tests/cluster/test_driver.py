@@ -11,7 +11,7 @@ import sqlite3
 
 import pytest
 
-from core.pipeline.cluster import AnswerOutcome, CheckWorker, ClusterOptions, Knowledge, RayBatch, _Line
+from core.pipeline.cluster import AnswerOutcome, CheckWorker, ClusterOptions, RayBatch, _Line
 from core.settings import Settings
 from core.workbench import RunOptions, Workbench, cluster_stages
 from store import runs as rq
@@ -33,7 +33,7 @@ def setup(tmp_path_factory, embedder, splitter):
 
 def test_a_failed_answer_is_recorded_then_its_retry_fills_the_same_run(setup):
     db, path, pipeline, stages = setup
-    worker = CheckWorker(stages, (3, "hybrid", ["mini"]), Knowledge(path=path))
+    worker = CheckWorker(stages, (3, "hybrid", ["mini"]), path=path)
     batch = RayBatch(pipeline, stages, ClusterOptions(workers=1))
     text = "Mast cell deficiency reduces diet-induced obesity in mice. Mice were studied."
     line = _Line(0, "a0", text, attempts=1)

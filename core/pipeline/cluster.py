@@ -351,6 +351,7 @@ class RayBatch:
         self.failed.extend(line.ext_id or str(line.key) for line in queue)  # no worker left for these
         for actor in actors:
             ray.kill(actor)
+        ray.shutdown()  # disconnect (and stop a local instance) before the caller prints results
         return [i for i in ids if i is not None]
 
     def _job(self, line: _Line) -> AnswerJob:

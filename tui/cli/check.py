@@ -288,6 +288,7 @@ SHIP_HELP = ("With --ray: send the knowledge source to the workers through Ray's
 def ray_batch(ctx, pipeline, options, inputs, jsonl, against, out_path, fmt, address, workers, ship_index) -> None:
     """``check --jsonl F --ray``: core/pipeline/cluster.py checks, this process writes; the
     output is the local batch's (runs in input order)."""
+    import contextlib
     import functools
 
     from core.pipeline.cluster import ClusterOptions, RayBatch
@@ -318,7 +319,9 @@ def ray_batch(ctx, pipeline, options, inputs, jsonl, against, out_path, fmt, add
             stages = functools.partial(cluster_stages, settings, options)
             batch = RayBatch(pipeline, stages, ClusterOptions(address, workers, ship_index),
                              listener=listen, on_done=on_done, warn=warn)
-            run_ids = batch.run(inputs)
+            # Ray's own notices (a worker died, …) go to stderr: stdout carries only the results.
+            with contextlib.redirect_stdout(sys.stderr):
+                run_ids = batch.run(inputs)
     except KeyboardInterrupt:
         err.print("interrupted: re-run the same command to finish the batch (finished answers are kept)", markup=False)
         raise typer.Exit(130) from None

@@ -216,20 +216,17 @@ class EmbedWorker:
 
 
 def init_ray(options: ClusterOptions):
-    """Connect to ``options.address`` or start a local Ray with ``workers`` CPUs. The
-    working tree's modules reach the workers through PYTHONPATH on a local instance; on a
-    cluster every node has claimscope installed (docs/cluster.md)."""
+    """Connect to ``options.address`` or start a local Ray with ``workers`` CPUs. On a local
+    instance the workers inherit this environment; on a cluster every node has claimscope
+    installed (docs/cluster.md)."""
     ray = import_ray()
     if ray.is_initialized():
         return ray
-    env = {k: os.environ[k] for k in ("PYTHONPATH", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "OMP_WAIT_POLICY")
-           if k in os.environ}
     kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": "ERROR", "log_to_driver": False}
     try:
         if options.address:
             ray.init(address=options.address, **kwargs)
-        else:
-            os.environ.update(env)
+        else:  # the workers inherit this process's environment (PYTHONPATH, offline flags)
             ray.init(num_cpus=options.workers, **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise InputError(f"cannot reach a Ray cluster at {options.address or 'a new local instance'}: {exc}") from exc

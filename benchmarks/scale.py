@@ -317,7 +317,7 @@ def _port() -> int:
         return s.getsockname()[1]
 
 
-def batch_main(work: Path, n_answers: int) -> None:
+def batch_main(work: Path, n_answers: int, single: dict | None = None) -> None:
     """One knowledge source (the SciFact abstracts cited by the answers), N answers built from
     SciFact claims; the same batch three ways, each on a fresh copy of the store."""
     work.mkdir(parents=True, exist_ok=True)
@@ -334,9 +334,12 @@ def batch_main(work: Path, n_answers: int) -> None:
         for i in range(n_answers)))
     base = work / "batch_base.db"
     for p in work.glob("batch_*.db*"):
-        p.unlink() if p.is_file() else shutil.rmtree(p)
-    subprocess.run([*cli, "--db", str(base), "source", "add", "sci", str(work / "batch_corpus.jsonl")],
-                   env=env, check=True, capture_output=True)
+        if single is None or not p.name.startswith(("batch_single", "batch_base")):
+            p.unlink() if p.is_file() else shutil.rmtree(p)
+    if single is None or not base.exists():
+        subprocess.run(
+            [*cli, "--db", str(base), "source", "add", "sci", str(work / "batch_corpus.jsonl")],
+            env=env, check=True, capture_output=True)
     check = ["check", "--jsonl", str(work / "batch_answers.jsonl"), "--format", "jsonl", "--source", "sci"]
 
     def run(name: str, extra: list[str]) -> dict:
@@ -356,7 +359,10 @@ def batch_main(work: Path, n_answers: int) -> None:
         return res
 
     out = {"answers": n_answers, "claims_per_answer": 3, "source_passages": len(corpus)}
-    out["single"] = run("single", [])
+    if single is None:
+        out["single"] = run("single", [])
+    else:  # an earlier single-process run of the same batch (its store is kept under --work)
+        out["single"] = single
     out["ray_local_2"] = run("ray_local", ["--ray", "--workers", "2"])
     ray_bin = str(Path(sys.executable).with_name("ray"))
     port = _port()
@@ -391,10 +397,11 @@ if __name__ == "__main__":
     ap.add_argument("--work", type=Path, default=Path("/tmp/claimscope-scale"))
     ap.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     ap.add_argument("--answers", type=int, default=12)
+    ap.add_argument("--single-from", type=Path, help="batch: reuse a single-process result (JSON file)")
     args = ap.parse_args()
     if args.what == "search":
         search_main(args.work, args.sizes)
     elif args.what == "bm25s":
         bm25s_main(args.work, max(args.sizes))
     else:
-        batch_main(args.work, args.answers)
+        batch_main(args.work, args.answers, json.loads(args.single_from.read_text()) if args.single_from else None)

@@ -226,8 +226,8 @@ def init_ray(options: ClusterOptions):
     try:
         if options.address:
             ray.init(address=options.address, **kwargs)
-        else:  # the workers inherit this process's environment (PYTHONPATH, offline flags)
-            ray.init(num_cpus=options.workers, **kwargs)
+        else:  # a new instance ("local": never a cluster found on this machine); workers inherit the environment
+            ray.init(address="local", num_cpus=options.workers, **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise InputError(f"cannot reach a Ray cluster at {options.address or 'a new local instance'}: {exc}") from exc
     return ray

@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml Makefile
 	# The CPU build of torch first (a local wheel here); the project's torch range accepts it,
 	# so the next step does not pull the multi-GB CUDA build.
 	$(PIP) install -q "torch==2.13.0"
-	$(PIP) install -q -e ".[dev]"
+	$(PIP) install -q -e ".[dev,cluster]"
 	$(PIP) install -q --no-deps $(EMBEDDED)
 	touch $(STAMP)
 

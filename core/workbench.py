@@ -205,3 +205,14 @@ class Workbench:
                 chunk_words=self.settings.chunk_words, chunk_overlap=self.settings.chunk_overlap,
                 progress=progress,
             )
+
+
+def cluster_stages(settings: Settings, options: RunOptions, db: sqlite_utils.Database):
+    """(decomposer, verifier, searcher) of a run with ``options`` over ``db``, built on a
+    cluster worker (core/pipeline/cluster.py) — here, in the composition root, so the
+    pipeline layer never imports the workbench. Passed to Ray as
+    ``functools.partial(cluster_stages, settings, options)``."""
+    from core.retrieve.searcher import Searcher
+
+    wb = Workbench(settings)
+    return wb.decomposer(options.decomposer), wb.verifier(options), Searcher(db, wb.embedder, rrf_k=settings.rrf_k)

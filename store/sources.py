@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import sqlite_utils
@@ -198,6 +198,25 @@ def load_embeddings(db: sqlite_utils.Database, source_id: int, model: str) -> tu
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     vecs = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
     return ids, vecs
+
+
+def iter_embeddings(
+    db: sqlite_utils.Database, source_id: int, model: str, batch: int = 50_000
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """:func:`load_embeddings` in batches of ``batch`` rows (keyset pagination on passage id),
+    so a large source's index is built without holding every vector (core/ingest/index.py)."""
+    last = -1
+    while True:
+        rows = db.execute(
+            """SELECT e.passage_id, e.vector FROM embeddings e JOIN passages p ON p.id = e.passage_id
+               WHERE p.source_id = ? AND e.model = ? AND e.passage_id > ? ORDER BY e.passage_id LIMIT ?""",
+            [source_id, model, last, batch],
+        ).fetchall()
+        if not rows:
+            return
+        last = rows[-1][0]
+        yield (np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
+               np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows]))
 
 
 def embedding_fingerprint(db: sqlite_utils.Database, source_id: int, model: str) -> str:

@@ -25,7 +25,7 @@ from core.errors import InputError, NotFoundError
 from core.ingest.chunk import chunk
 from models.embed import Embedder
 from models.nlp import SentenceSplitter
-from models.vector_index import VectorIndex, atomic_write_text
+from models.vector_index import EXACT_LIMIT, IVF_TRAIN_PER_CELL, VectorIndex, atomic_write_text, build_ivf, ivf_cells
 from store import sources as sq
 from store.db import write_tx
 from store.records import DocumentRecord, PassageRecord, SourceInfo
@@ -290,10 +290,25 @@ def vector_index(
                 return VectorIndex.load(path, meta["kind"])
         except (OSError, ValueError, RuntimeError):
             pass  # unreadable cache: rebuild it below
-    ids, vecs = sq.load_embeddings(db, source.id, model)
-    if len(ids) == 0:
+    n = int(fingerprint.split(":")[0])
+    if n == 0:
         return None
+    if kind == "ivf" or (kind == "auto" and n > EXACT_LIMIT):
+        index = _build_ivf(db, source, model, path, n)
+        atomic_write_text(meta_path, json.dumps({"fingerprint": fingerprint, "model": model, "kind": "ivf", "n": n}))
+        return index
+    ids, vecs = sq.load_embeddings(db, source.id, model)
     index = VectorIndex.build(ids, vecs, kind)
     index.save(path)
     atomic_write_text(meta_path, json.dumps({"fingerprint": fingerprint, "model": model, "kind": index.kind, "n": index.size}))
     return index
+
+
+def _build_ivf(db: sqlite_utils.Database, source: SourceInfo, model: str, path: Path, n: int) -> VectorIndex:
+    """A large source's IVF index (models/vector_index.py), built from the stored vectors in
+    batches: the training sample is every (n / sample)-th vector, then 50,000 rows at a time."""
+    cells = ivf_cells(n)
+    step = max(1, n // (IVF_TRAIN_PER_CELL * cells))
+    sample = np.concatenate([vecs[::step].copy() for _ids, vecs in sq.iter_embeddings(db, source.id, model)])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return build_ivf(path, sq.iter_embeddings(db, source.id, model), n, sample.shape[1], sample, cells)

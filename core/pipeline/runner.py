@@ -134,6 +134,14 @@ class Pipeline:
         if claim_date is not None and parse_partial_date(claim_date) is None:
             raise InputError(f"claim date {claim_date!r} is not a date (YYYY, YYYY-MM or YYYY-MM-DD)")
         cited, cached = self._decompose(text)
+        return self.start_decomposed(text, cited, external_id, listener, claim_date, cached=cached)
+
+    def start_decomposed(
+        self, text: str, cited: list[CitedClaim], external_id: str | None = None, listener: Listener | None = None,
+        claim_date: str | None = None, *, cached: bool = False,
+    ) -> int:
+        """:meth:`start` with the claims already split (by a cluster worker,
+        core/pipeline/cluster.py): the run, its claims and their events in one transaction."""
         claims = [c.claim for c in cited]
         with write_tx(self.db):
             if not cached and self.use_cache:
@@ -252,6 +260,18 @@ class Pipeline:
             with write_tx(self.db):
                 rq.set_claim_status(self.db, claim_id, "error")
             raise
+        self.store_result(run_id, claim_id, idx, text, hits, verdict, listener, expansion=expansion, leak=leak, key=key)
+
+    def store_result(
+        self, run_id: int, claim_id: int, idx: int, text: str, hits: list[Hit], verdict: ClaimVerdict,
+        listener: Listener | None = None, *, expansion: Expansion | None = None, leak: LeakageResult | None = None,
+        key: str | None = None,
+    ) -> None:
+        """Store one claim's evidence, judgements, verdict and events in one transaction, then
+        announce them. Also the entry point of results computed elsewhere (a cluster worker):
+        the process holding ``self.db`` stays the only writer."""
+        if key is None and self.use_cache:
+            key = self.manifest_key()
         found: dict[str, Any] = {"idx": idx, "passages": len(hits)}
         if leak is not None:
             found["expansion_matched"] = leak.matched

@@ -195,6 +195,10 @@ def check(
     ] = None,
     against: Annotated[list[Path] | None, typer.Option("--against", help=AGAINST_HELP)] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help=NO_CACHE_HELP)] = False,
+    ray: Annotated[bool, typer.Option("--ray", help=RAY_HELP)] = False,
+    address: Annotated[str | None, typer.Option("--address", help="With --ray: a running Ray cluster (HOST:PORT).")] = None,
+    workers: Annotated[int, typer.Option("--workers", min=1, max=1024, help="With --ray: checking actors.")] = 2,
+    ship_index: Annotated[bool, typer.Option("--ship-index", help=SHIP_HELP)] = False,
 ) -> None:
     from core.pipeline.events import Event, EventKind
     from core.pipeline.runner import Pipeline
@@ -206,6 +210,14 @@ def check(
     given = [x is not None for x in (text, file, jsonl, resume)]
     if sum(given) != 1:
         raise_input("give exactly one of: TEXT, --file F, --jsonl F, --resume RUN")
+    if ray or address or ship_index:
+        from core.pipeline.cluster import import_ray
+
+        if jsonl is None or against:
+            raise_input("--ray checks a --jsonl batch against a knowledge source (not --against)")
+        if no_cache:
+            raise_input("--no-cache times a local run; the Ray workers keep their own stage cache (drop --ray)")
+        import_ray()  # without the extra: "install claimscope[cluster]", before any model loads
     inputs = check_inputs(text, file, jsonl)
     mode_given = mode is not None
     settings = run_settings_of(ctx, mode=mode, top_k=k, decomposer=decomposer, verifier=verifier, grounding=grounding)
@@ -229,6 +241,11 @@ def check(
         )
     if no_cache:
         pipeline.use_cache = False  # nothing is read from (or written to) the stage cache
+    if ray or address or ship_index:
+        options = run_options_of(ctx, verifier, grounding, verdict_rule, decomposer=decomposer, mode=mode, k=k,
+                                 sources=tuple(source or ()))
+        ray_batch(ctx, pipeline, options, inputs, jsonl, against, out_path, fmt, address, workers, ship_index)
+        return
     sink = out_path.open("w", encoding="utf-8") if out_path else None
     results = []
     run_id = resume
@@ -271,6 +288,65 @@ NO_CACHE_HELP = (
     "Recompute every stage: reuse no stored decomposition or claim result (the stage cache), "
     "for honest timing. Stored runs are kept."
 )
+
+RAY_HELP = ("Check the --jsonl batch on a Ray actor pool (pip install 'claimscope[cluster]'): each worker loads "
+            "the models once; this process stores every result. Without --address a local Ray with --workers CPUs.")
+SHIP_HELP = ("With --ray: send the knowledge source to the workers through Ray's object store (nodes without a "
+             "shared file system) instead of opening the database's path read-only.")
+
+
+def ray_batch(ctx, pipeline, options, inputs, jsonl, against, out_path, fmt, address, workers, ship_index) -> None:
+    """``check --jsonl F --ray``: core/pipeline/cluster.py checks, this process writes; the
+    output is the local batch's (runs in input order)."""
+    import contextlib
+    import functools
+
+    from core.pipeline.cluster import ClusterOptions, RayBatch
+    from core.pipeline.events import Event, EventKind
+    from core.workbench import cluster_stages
+    from store import runs as rq
+    from tui.console import err, progress_bar
+
+    settings = workbench_of(ctx).settings
+    db = pipeline.db
+    try:
+        with progress_bar() as update:
+            done = [0]
+
+            def on_done(run_id: int, ext_id: str | None, _claims: int) -> None:
+                done[0] += 1
+                update(f"{done[0]}/{len(inputs)} answers (run {run_id})", 0, None)
+
+            def listen(event: Event) -> None:
+                if event.kind is EventKind.RUN_STARTED:
+                    update(f"run {event.run_id}", 0, event.payload["claims"])
+                elif event.kind is EventKind.VERDICT_READY:
+                    update(f"run {event.run_id}", 1, None)
+
+            def warn(message: str) -> None:
+                err.print(f"claimscope: warning: {message}", markup=False)
+
+            stages = functools.partial(cluster_stages, settings, options)
+            batch = RayBatch(pipeline, stages, ClusterOptions(address, workers, ship_index),
+                             listener=listen, on_done=on_done, warn=warn)
+            # Ray's own notices (a worker died, …) go to stderr: stdout carries only the results.
+            with contextlib.redirect_stdout(sys.stderr):
+                run_ids = batch.run(inputs)
+    except KeyboardInterrupt:
+        err.print("interrupted: re-run the same command to finish the batch (finished answers are kept)", markup=False)
+        raise typer.Exit(130) from None
+    results = [{"run_id": r, "id": rq.get_run(db, r).external_id, "claims": rq.run_results(db, r),
+                "scores": rq.run_scores(db, r)} for r in run_ids]
+    if out_path:
+        with out_path.open("w", encoding="utf-8") as sink:
+            for result in results:
+                sink.write(json.dumps(result) + "\n")
+    print_check(results, fmt)
+    if batch.failed:
+        err.print(f"{len(batch.failed)} answers failed (recorded; re-run the same command to retry): "
+                  + ", ".join(batch.failed), markup=False)
+        raise typer.Exit(1)
+
 
 AGAINST_HELP = (
     "Check against these documents only (repeatable): .txt/.md = one document per file, .jsonl = one per "

@@ -25,6 +25,10 @@ def source_add(
     title_column: Annotated[str, typer.Option(help="CSV: column holding the title.")] = "title",
     id_column: Annotated[str, typer.Option(help="CSV: column holding the document id.")] = "id",
     url_column: Annotated[str, typer.Option(help="CSV: column holding the URL.")] = "url",
+    ray: Annotated[bool, typer.Option("--ray", help="Embed the passages in batches on Ray workers "
+                                      "(pip install 'claimscope[cluster]'); this process writes the source.")] = False,
+    address: Annotated[str | None, typer.Option("--address", help="With --ray: a running Ray cluster (HOST:PORT).")] = None,
+    workers: Annotated[int, typer.Option("--workers", min=1, max=1024, help="With --ray: embedding actors.")] = 2,
 ) -> None:
     """Index a knowledge source (re-adding a changed file re-indexes only what changed)."""
     from core.ingest.index import add_source
@@ -42,9 +46,18 @@ def source_add(
         docs = load_documents(path, fmt, cols)
         fmt_used = fmt if fmt != "auto" else _detected(path)
         where, attribution, licence = str(path.expanduser().resolve()), None, None
+    if ray or address:
+        from core.pipeline.cluster import import_ray
+
+        import_ray()  # without the extra: "install claimscope[cluster]", before anything is read
     db = database(ctx)
     wb = workbench_of(ctx)
-    embedder = wb.embedder()  # a bad model is reported before any progress output
+    if ray or address:
+        from core.pipeline.cluster import ClusterOptions, RayEmbedder
+
+        embedder = RayEmbedder(settings.embedder, ClusterOptions(address, workers))  # actors load the model
+    else:
+        embedder = wb.embedder()  # a bad model is reported before any progress output
     err.print(f"indexing {len(docs)} documents into source {name!r} …")
     with progress_bar() as update:
         report = add_source(

@@ -1,0 +1,453 @@
+"""Batch checking and embedding on Ray: workers compute, the driver alone writes the store.
+
+Why this split: the store's guarantees (WAL, one transaction per result, resume by id, nothing
+lost) hold because one process writes. So every Ray actor is a pure function of its inputs —
+it loads the models once (decomposer, embedder, NLI verifier), opens the knowledge source
+read-only and turns an answer into plain records (claims, hits, verdicts) — and the driver
+(``claimscope check --jsonl F --ray``) stores each claim's result in its own transaction
+through the same :class:`~core.pipeline.runner.Pipeline` methods the local batch uses. A driver
+killed mid-batch leaves stored runs that the next invocation finds by id and finishes; an
+actor killed mid-answer is restarted by Ray and the answer sent again; an answer that fails
+is recorded (an ``error`` event, the run's status) and retried, never dropped.
+
+The knowledge source reaches the workers one of two ways (:class:`Knowledge`): a path every
+node can read (the user's database and its ``.faiss`` folder, opened read-only), or a snapshot
+shipped once through Ray's object store (``ship=True``) for nodes that share no file system.
+
+Ray is an optional dependency (``pip install claimscope[cluster]``): it is imported only here,
+only when a ``--ray`` command runs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from core.decompose.citations import CitedClaim, decompose_cited
+from core.errors import ClaimscopeError, InputError
+from core.pipeline.runner import Listener, Pipeline, passage_evidence
+from core.retrieve.searcher import Hit
+from core.verify.verifier import ClaimVerdict
+from store import runs as rq
+from store.db import write_tx
+
+MAX_ATTEMPTS = 3  # tries per answer within one invocation (a killed actor, a failed answer)
+CLUSTER_MODES = ("bm25", "dense", "hybrid")
+
+
+class ClusterUnavailable(ClaimscopeError):
+    """``--ray`` without Ray installed."""
+
+    exit_code = 2
+
+
+def import_ray():
+    """Ray, or one clear error naming the extra to install."""
+    try:
+        import ray
+    except ImportError:
+        raise ClusterUnavailable(
+            "--ray needs Ray: install claimscope[cluster] (pip install 'claimscope[cluster]')"
+        ) from None
+    return ray
+
+
+@dataclass(frozen=True)
+class ClusterOptions:
+    """Where and how wide: ``address`` of a running cluster (None: start a local Ray with
+    ``workers`` CPUs), ``workers`` actors, and whether to ship the knowledge source."""
+
+    address: str | None = None
+    workers: int = 2
+    ship: bool = False
+
+
+@dataclass
+class Knowledge:
+    """How a worker reaches the knowledge source: ``path`` (shared) or ``files`` (an object
+    store reference to {relative path: bytes}: the snapshot database and its FAISS files)."""
+
+    path: str | None = None
+    files: Any = None
+
+
+@dataclass
+class AnswerJob:
+    """One batch line for a worker: split ``text`` into claims (``claims`` None) or verify
+    only the given (idx, claim text) pairs — the pending claims of a stored run."""
+
+    key: int
+    text: str
+    claims: list[tuple[int, str]] | None = None
+
+
+@dataclass
+class ClaimOutcome:
+    idx: int
+    hits: list[Hit]
+    verdict: ClaimVerdict
+
+
+@dataclass
+class AnswerOutcome:
+    """What a worker returns: plain records, nothing written."""
+
+    key: int
+    cited: list[CitedClaim] | None
+    outcomes: list[ClaimOutcome] = field(default_factory=list)
+    error: str | None = None
+    worker: str = ""
+
+
+# ---------------------------------------------------------------- knowledge source
+
+
+def snapshot_files(db_path: Path) -> dict[str, bytes]:
+    """A consistent copy of the store (SQLite backup API: a committed state, even while the
+    driver writes) and the FAISS files beside it, as bytes keyed by relative path."""
+    out: dict[str, bytes] = {}
+    with tempfile.TemporaryDirectory(prefix="claimscope-snap-") as tmp:
+        copy = Path(tmp) / "knowledge.db"
+        src = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+        dst = sqlite3.connect(str(copy))
+        try:
+            src.backup(dst)
+            dst.execute("PRAGMA journal_mode = DELETE")
+        finally:
+            src.close()
+            dst.close()
+        out["knowledge.db"] = copy.read_bytes()
+    faiss_dir = db_path.with_name(db_path.name + ".faiss")
+    if faiss_dir.is_dir():
+        for f in faiss_dir.rglob("*"):
+            if f.is_file() and not f.name.endswith(".tmp"):
+                out["knowledge.db.faiss/" + str(f.relative_to(faiss_dir))] = f.read_bytes()
+    return out
+
+
+def open_knowledge(knowledge: Knowledge, scratch: Path):
+    """The knowledge source as a read-only sqlite-utils database: the shared file, or the
+    shipped snapshot written under ``scratch`` (the worker's own temp folder)."""
+    import sqlite_utils
+
+    if knowledge.files is not None:
+        for rel, data in knowledge.files.items():
+            target = scratch / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        path = scratch / "knowledge.db"
+    else:
+        path = Path(knowledge.path)
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, timeout=30)
+    return sqlite_utils.Database(conn)
+
+
+# ---------------------------------------------------------------- the worker
+
+
+class CheckWorker:
+    """A Ray actor's state: the models, loaded once, and the read-only knowledge source.
+    ``stages(db)`` builds (decomposer, verifier, searcher) on the worker — a function of the
+    composition root (core/workbench.py: ``cluster_stages``), pickled by reference."""
+
+    def __init__(self, stages: Callable[[Any], tuple[Any, Any, Any]], run: tuple[int, str, list[str] | None],
+                 path: str | None = None, files: dict[str, bytes] | None = None) -> None:
+        """``path`` (shared) or ``files`` (the snapshot: passed to the actor as a top-level
+        object-store reference, which Ray resolves before the constructor runs)."""
+        for k, v in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("TOKENIZERS_PARALLELISM", "false"),
+                     ("OMP_WAIT_POLICY", "PASSIVE")):
+            os.environ.setdefault(k, v)
+        self._scratch = Path(tempfile.mkdtemp(prefix="claimscope-worker-"))
+        self.db = open_knowledge(Knowledge(path, files), self._scratch)
+        self.decomposer, self.verifier, self.searcher = stages(self.db)
+        self.k, self.mode, self.sources = run
+        self.name = f"{os.uname().nodename}:{os.getpid()}"
+
+    def check(self, job: AnswerJob) -> AnswerOutcome:
+        """Decompose (unless the claims are given), retrieve and verify every checkable claim."""
+        try:
+            cited = None
+            claims = job.claims
+            if claims is None:
+                cited = decompose_cited(job.text, self.decomposer)
+                claims = [(c.claim.idx, c.claim.text) for c in cited if c.claim.checkable]
+            outcomes = []
+            for idx, text in claims:
+                hits = self.searcher.search(text, k=self.k, mode=self.mode, sources=self.sources)
+                outcomes.append(ClaimOutcome(idx, hits, self.verifier.verify(text, passage_evidence(hits))))
+            return AnswerOutcome(job.key, cited, outcomes, worker=self.name)
+        except Exception as exc:  # reported to the driver, which records it
+            return AnswerOutcome(job.key, None, error=f"{type(exc).__name__}: {exc}", worker=self.name)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def __del__(self) -> None:
+        shutil.rmtree(getattr(self, "_scratch", ""), ignore_errors=True)
+
+
+class EmbedWorker:
+    """A Ray actor holding one embedding model; :func:`ray_embedder` sends it batches."""
+
+    def __init__(self, spec: str | None) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from models.embed import load_embedder
+
+        self._model = load_embedder(spec)
+
+    def dim(self) -> int:
+        return self._model.dim
+
+    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        return self._model.encode(texts, batch_size=batch_size)
+
+
+# ---------------------------------------------------------------- Ray session
+
+
+def init_ray(options: ClusterOptions):
+    """Connect to ``options.address`` or start a local Ray with ``workers`` CPUs. On a local
+    instance the workers inherit this environment; on a cluster every node has claimscope
+    installed (docs/cluster.md)."""
+    ray = import_ray()
+    if ray.is_initialized():
+        return ray
+    kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": "ERROR", "log_to_driver": False}
+    try:
+        if options.address:
+            ray.init(address=options.address, **kwargs)
+        else:  # a new instance ("local": never a cluster found on this machine); workers inherit the environment
+            ray.init(address="local", num_cpus=options.workers, **kwargs)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise InputError(f"cannot reach a Ray cluster at {options.address or 'a new local instance'}: {exc}") from exc
+    return ray
+
+
+# ---------------------------------------------------------------- the driver
+
+
+@dataclass
+class _Line:
+    key: int
+    ext_id: str | None
+    text: str
+    run_id: int | None = None
+    attempts: int = 0
+
+
+class RayBatch:
+    """Checks a batch of answers on a Ray actor pool; ``pipeline`` (the driver's, on the user's
+    database) stores every result. Same run config as the local batch, so the two resume each
+    other's runs."""
+
+    def __init__(self, pipeline: Pipeline, stages: Callable[[Any], tuple[Any, Any, Any]], options: ClusterOptions,
+                 listener: Listener | None = None, on_done: Callable[[int, str | None, int], None] | None = None,
+                 warn: Callable[[str], None] | None = None) -> None:
+        if pipeline.mode not in CLUSTER_MODES:
+            raise InputError(f"--ray runs bm25, dense or hybrid retrieval, not {pipeline.mode}")
+        self.pipeline, self.stages, self.options = pipeline, stages, options
+        self.listener, self.on_done = listener, on_done
+        self.warn = warn or (lambda _m: None)
+        self.failed: list[str] = []
+
+    def _knowledge(self, ray) -> Knowledge:
+        from core.ingest.index import db_file
+
+        db = self.pipeline.db
+        path = db_file(db)
+        if self.pipeline.mode in ("dense", "hybrid"):  # build (or refresh) the FAISS files once, here
+            self.pipeline.searcher.dense(self.pipeline.searcher.sources(self.pipeline.sources))
+        else:
+            self.pipeline.searcher.sources(self.pipeline.sources)  # unknown source: fail before Ray starts
+        if self.options.ship:
+            return Knowledge(files=ray.put(snapshot_files(path)))
+        return Knowledge(path=str(path))
+
+    def _actors(self, ray, knowledge: Knowledge) -> list:
+        # max_restarts: a killed actor comes back (loading its models again); the driver
+        # re-sends the answer it was working on (max_task_retries stays 0 so each failure is seen).
+        remote = ray.remote(num_cpus=1, max_restarts=MAX_ATTEMPTS, max_task_retries=0)(CheckWorker)
+        run = (self.pipeline.k, self.pipeline.mode, self.pipeline.sources)
+        self._knowledge = knowledge  # keeps the snapshot in the object store while actors may restart
+        return [remote.remote(self.stages, run, knowledge.path, knowledge.files) for _ in range(self.options.workers)]
+
+    def run(self, lines: Sequence[tuple[str | None, str]]) -> list[int]:
+        """Check every line; returns the run id per line (input order)."""
+        db, pipe = self.pipeline.db, self.pipeline
+        todo: list[_Line] = []
+        ids: list[int | None] = [None] * len(lines)
+        jobs: dict[int, AnswerJob] = {}
+        for key, (ext_id, text) in enumerate(lines):
+            prior = rq.find_run(db, ext_id, rq.input_hash(text), pipe.config())
+            line = _Line(key, ext_id, text, prior.id if prior else None)
+            if prior is not None and prior.status == "done":
+                ids[key] = prior.id
+                if self.on_done:
+                    self.on_done(prior.id, ext_id, len(rq.run_claims(db, prior.id)))
+                continue
+            jobs[key] = self._job(line)
+            todo.append(line)
+        if not todo:
+            return [i for i in ids if i is not None]
+        ray = init_ray(self.options)
+        actors = self._actors(ray, self._knowledge(ray))
+        by_key = {line.key: line for line in todo}
+        queue = list(todo)
+        # object ref → (line key, actor index); key None: a ping to an actor Ray is restarting,
+        # which gets work again only once it answers (its models loaded afresh).
+        running: dict[Any, tuple[int | None, int]] = {}
+        free = list(range(len(actors)))
+        alive = set(free)
+        while (queue and alive) or running:
+            while queue and free:
+                line, a = queue.pop(0), free.pop(0)
+                line.attempts += 1
+                running[actors[a].check.remote(jobs[line.key])] = (line.key, a)
+            ready, _ = ray.wait(list(running), num_returns=1)
+            ref = ready[0]
+            key, a = running.pop(ref)
+            failure: Exception | None = None
+            try:
+                outcome = ray.get(ref)
+            except ray.exceptions.RayError as exc:  # the actor died (killed, out of memory, node lost)
+                failure = exc
+                outcome = AnswerOutcome(key or 0, None, error=f"worker lost: {type(exc).__name__}")
+            if failure is None:
+                free.append(a)
+            elif key is None and isinstance(failure, ray.exceptions.ActorDiedError):
+                alive.discard(a)  # out of restarts: the pool shrinks
+            else:
+                if key is None:
+                    time.sleep(0.5)  # still restarting: ask again shortly
+                running[actors[a].pid.remote()] = (None, a)
+            if key is None:
+                continue
+            line = by_key[key]
+            if outcome.error is None:
+                self._store(line, outcome)
+                ids[key] = line.run_id
+                if self.on_done:
+                    self.on_done(line.run_id, line.ext_id, -1)
+                continue
+            self._record_failure(line, outcome.error)
+            if line.attempts < MAX_ATTEMPTS:
+                jobs[key] = self._job(line)  # a partly stored run sends only its pending claims
+                queue.append(line)
+            else:
+                self.failed.append(line.ext_id or str(key))
+        self.failed.extend(line.ext_id or str(line.key) for line in queue)  # no worker left for these
+        for actor in actors:
+            ray.kill(actor)
+        ray.shutdown()  # disconnect (and stop a local instance) before the caller prints results
+        return [i for i in ids if i is not None]
+
+    def _job(self, line: _Line) -> AnswerJob:
+        """Everything the line still needs: the whole answer, or a stored run's pending claims."""
+        claims = rq.run_claims(self.pipeline.db, line.run_id) if line.run_id is not None else []
+        if not claims:
+            return AnswerJob(line.key, line.text, None)
+        return AnswerJob(line.key, line.text, [(c.idx, c.text) for c in claims if c.checkable and c.status != "done"])
+
+    def _store(self, line: _Line, outcome: AnswerOutcome) -> None:
+        """The driver's writes for one answer: the run and its claims (one transaction, if new),
+        each claim's result (one transaction each), the scores."""
+        pipe = self.pipeline
+        if line.run_id is None or (outcome.cited is not None and not rq.run_claims(pipe.db, line.run_id)):
+            if line.run_id is None:
+                line.run_id = pipe.start_decomposed(line.text, outcome.cited or [], line.ext_id, self.listener)
+            else:  # a run recorded as failed before its claims were known
+                self._add_claims(line.run_id, outcome.cited or [])
+        claims = {c.idx: c for c in rq.run_claims(pipe.db, line.run_id)}
+        with write_tx(pipe.db):
+            rq.set_run_status(pipe.db, line.run_id, "running")
+        for o in outcome.outcomes:
+            claim = claims[o.idx]
+            if claim.status == "done":
+                continue  # stored meanwhile (never twice)
+            pipe.store_result(line.run_id, claim.id, o.idx, claim.text, o.hits, o.verdict, self.listener)
+        pipe.score(line.run_id, self.listener)
+
+    def _add_claims(self, run_id: int, cited: list[CitedClaim]) -> None:
+        from core.pipeline.events import EventKind
+
+        pipe = self.pipeline
+        with write_tx(pipe.db):
+            rq.add_manifest(pipe.db, run_id, pipe._manifests(), asdict(pipe.verifier.t))
+            rq.add_event(pipe.db, run_id, EventKind.RUN_STARTED, {"claims": len(cited), "config": pipe.config()})
+            for c in cited:
+                cid = rq.add_claim(self.pipeline.db, run_id, c.claim.idx, c.claim.text, c.claim.span, c.claim.checkable,
+                                   c.claim.note, c.claim.context, c.citations)
+                rq.add_event(self.pipeline.db, run_id, EventKind.CLAIM_FOUND,
+                             {"idx": c.claim.idx, "text": c.claim.text, "span": list(c.claim.span)}, cid)
+
+    def _record_failure(self, line: _Line, message: str) -> None:
+        """A failed answer is stored, never dropped: its run (created now if the worker failed
+        before the claims were known, with no claims) gets status ``error`` and an error event,
+        so a later invocation (or the retry below) finds it by id and finishes it."""
+        from core.pipeline.events import EventKind
+
+        pipe = self.pipeline
+        with write_tx(pipe.db):
+            if line.run_id is None:
+                line.run_id = rq.create_run(pipe.db, line.text, pipe.config())
+                rq.set_external_id(pipe.db, line.run_id, line.ext_id)
+            rq.add_event(pipe.db, line.run_id, EventKind.ERROR, {"message": message, "attempt": line.attempts})
+            rq.set_run_status(pipe.db, line.run_id, "error")
+        self.warn(f"input {line.ext_id}: {message} (attempt {line.attempts} of {MAX_ATTEMPTS})")
+
+
+# ---------------------------------------------------------------- embedding on Ray
+
+
+class RayEmbedder:
+    """The :class:`~models.embed.Embedder` protocol over a pool of Ray embedding actors:
+    ``encode`` cuts the texts into batches, runs them on the actors (each loaded the model
+    once) and puts the vectors back in order. The driver keeps writing (core/ingest/index.py
+    is unchanged: it only calls ``encode``)."""
+
+    def __init__(self, spec: str | None, options: ClusterOptions, batch: int = 512) -> None:
+        from models.registry import resolve_embedder
+
+        self.ref = resolve_embedder(spec)  # the manifest without loading the model here
+        ray = init_ray(options)
+        remote = ray.remote(num_cpus=1, max_restarts=MAX_ATTEMPTS, max_task_retries=MAX_ATTEMPTS)(EmbedWorker)
+        self._ray, self._batch = ray, batch
+        self._actors = [remote.remote(spec) for _ in range(options.workers)]
+        self._dim = int(ray.get(self._actors[0].dim.remote()))
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def encode(self, texts: Sequence[str], batch_size: int = 32,
+               progress: Callable[[int], None] | None = None) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        ray = self._ray
+        refs = {}
+        for n, start in enumerate(range(0, len(texts), self._batch)):
+            chunk = list(texts[start:start + self._batch])
+            refs[self._actors[n % len(self._actors)].encode.remote(chunk, batch_size)] = (start, len(chunk))
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        pending = list(refs)
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            start, n = refs[ready[0]]
+            out[start:start + n] = ray.get(ready[0])
+            if progress:
+                progress(n)
+        return out
+
+    def close(self) -> None:
+        for actor in self._actors:
+            self._ray.kill(actor)

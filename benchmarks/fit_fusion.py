@@ -124,7 +124,7 @@ def main() -> None:
             print(f"rerank: {rerank_fit}", file=sys.stderr)
 
     out = {
-        "about": "Fusion weights fitted by benchmarks/fit_fusion.py; read by core.fusion.load_fusion().",
+        "about": "Fusion weights fitted by benchmarks/fit_fusion.py; read by core.retrieve.fusion.load_fusion().",
         "passages": params_json(passage),
         "sentences": params_json(sentence),
     }

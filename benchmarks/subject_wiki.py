@@ -8,7 +8,7 @@ radium" into "Marie Curie discovered radium". Gold: the article itself. These cl
 from the article's own text, so they are easier than real answers; the measure is whether
 the article is *first* (what decides a verdict), and whether the rule ever hurts.
 
-    PYTHONPATH=. python benchmarks/subject_wiki.py --db /tmp/h21-wiki.db [--n 300]
+    PYTHONPATH=. python benchmarks/subject_wiki.py --db /tmp/s21-wiki.db [--n 300]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from core.evaluate.metrics import percentile  # noqa: E402
-from core.retrieve import Searcher  # noqa: E402
+from core.retrieve.searcher import Searcher  # noqa: E402
 from store import open_db  # noqa: E402
 
 DEMO = [
@@ -84,13 +84,13 @@ def main() -> None:
                 first += bool(titles and titles[0] == title)
                 at5 += title in titles
                 if sys_name == "hybrid":
-                    found += searcher.last_subject is not None
+                    found += searcher.last_subject is not None  # the restricted rule acted
                 if name == "demo":
                     examples.append({"claim": claim, "top3": titles[:3]})
             systems[sys_name] = {"own_doc_at_1": first / len(claims), "own_doc_recall@5": at5 / len(claims),
                                  "latency_ms_p95": 1000 * percentile(lat, 95)}
             if sys_name == "hybrid":
-                systems[sys_name]["subject_found"] = found / len(claims)
+                systems[sys_name]["subject_rule_acted"] = found / len(claims)
             if examples:
                 systems[sys_name]["examples"] = examples
         report["sets"][name] = {"n": len(claims), "systems": systems}

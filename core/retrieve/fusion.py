@@ -130,7 +130,7 @@ def _simplex(n: int, steps: int) -> list[tuple[float, ...]]:
     for i in range(steps + 1):
         for rest in _simplex(n - 1, steps - i) if steps - i > 0 else [(0.0,) * (n - 1)]:
             scale = (steps - i) / steps
-            out.append((i / steps, *(r * scale for r in rest)))
+            out.append((round(i / steps, 9), *(round(r * scale, 9) for r in rest)))
     return sorted(set(out))
 
 

@@ -74,7 +74,7 @@ class Bench:
     fusion: FusionParams = PLAIN_RRF
     sentence_starts: dict[str, list[int]] = field(default_factory=dict)  # doc id → sentence starts
     titles: TitleIndex | None = None
-    entities: Callable[[str], list[str]] | None = None
+    entities: Callable[[str], tuple[list[str], str | None]] | None = None
     _encode: Callable[[list[str]], np.ndarray] | None = None
 
     def members(self, claim: str, kind: str | None = None) -> tuple[dict[str, Ranked], dict[str, float]]:
@@ -103,7 +103,7 @@ class Bench:
             members = {"bm25": self.bm25.retrieve(claim, DEPTH), "dense": dense.retrieve(claim, DEPTH)}
             ranked = fuse(members, PLAIN_RRF if mode == "rrf" else self.fusion)
             if mode in ("hybrid", "rerank") and self.titles is not None and self.entities is not None:
-                ranked = subject_first(ranked, self.titles.find(claim, self.entities(claim)))
+                ranked = subject_first(ranked, self.titles.find(claim, *self.entities(claim)))
         else:
             expansion = expand_cached(self.db, self.expanders[mode], claim)
             gen_s = expansion.seconds
@@ -196,11 +196,11 @@ def corpus_bench(
             for m in methods:
                 expanders[m] = Expander(llm, m, hyde_prompt if m == "hyde" else "query2doc", params)
         starts = {d.ext_id: [s for s, _ in (d.sentences or [(0, len(d.text))])] for d in docs}
-        from models.nlp import SpacyEntities
+        from models.nlp import SpacyClaimSubject
 
         yield Bench(db, embedder, BM25Retriever(db, [info]), dense, doc_of, report, len(docs), info.n_passages,
                     load_s, build_s, {"words": info.chunk_words, "overlap": info.chunk_overlap}, expanders, rrf_k,
-                    fusion or load_fusion(), starts, TitleIndex(db, [info]), SpacyEntities())
+                    fusion or load_fusion(), starts, TitleIndex(db, [info]), SpacyClaimSubject())
 
 
 @contextmanager

@@ -177,7 +177,8 @@ class Searcher:
             self._titles[key] = TitleIndex(self.db, sources)
         if self._entities is None:
             self._entities = self._entities_factory()
-        return self._titles[key].find(query, self._entities(query))
+        entities, phrase = self._entities(query)
+        return self._titles[key].find(query, entities, phrase)
 
     @property
     def embedder(self) -> Embedder:
@@ -279,7 +280,8 @@ class Searcher:
 
 
 def _spacy_entities() -> EntityFn:
-    """The embedded spaCy NER, loaded on the first hybrid search (not at import)."""
-    from models.nlp import SpacyEntities
+    """The embedded spaCy pipeline (entities and the grammatical subject), loaded on the
+    first hybrid search (not at import)."""
+    from models.nlp import SpacyClaimSubject
 
-    return SpacyEntities()
+    return SpacyClaimSubject()

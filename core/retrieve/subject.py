@@ -16,7 +16,9 @@ as FEVER's document retrieval by title matching, Thorne et al. 2018 / Hanselowsk
    (aeronautics)" matches "Balloon"). The first candidate that matches is the subject;
    a candidate matching several documents is ambiguous and skipped;
 3. the rule acts only when it is safe (:func:`acts`): the mention is a name (an NER entity,
-   or a leading capitalised phrase of two or more words: "Andromeda Galaxy"), and
+   or a leading capitalised phrase of two or more words: "Andromeda Galaxy") that is the
+   claim's whole grammatical subject (spaCy parse: "Marie Curie discovered radium", not
+   "Arctic icemelt is a natural cycle" nor "… in Alaska"), and
    either the subject's document is already a candidate (one of its passages is in the top
    ``SUBJECT_POOL`` of the fused ranking) or the title equals the mention exactly and the
    name has at least two words ("Marie Curie", not "Arctic"). On claims without a named
@@ -92,6 +94,7 @@ class Subject:
     title: str
     passage_ids: tuple[int, ...]  # in document order
     entity: bool = True  # a named entity: found by the NER, or a leading capitalised phrase of 2+ words
+    is_subject: bool = True  # the mention is the claim's whole grammatical subject (when a parse was given)
     exact: bool = True  # the title equals the mention (no disambiguation suffix dropped)
 
 
@@ -115,8 +118,12 @@ class TitleIndex:
     def lookup(self, mention: str) -> list[tuple[int, str]]:
         return self._by_title.get(normalise_title(mention), [])
 
-    def find(self, claim: str, entities: Sequence[str]) -> Subject | None:
+    def find(self, claim: str, entities: Sequence[str], subject: str | None = None) -> Subject | None:
+        """The first subject candidate with exactly one document; ``subject`` is the claim's
+        grammatical subject phrase (spaCy parse), None when unknown (then no mention is
+        the subject and the rule never acts)."""
         ents = {normalise_title(_ARTICLE.sub("", e.strip())) for e in entities}
+        subj = normalise_title(_ARTICLE.sub("", subject.strip())) if subject else None
         for mention in subject_candidates(claim, entities):
             docs = self.lookup(mention)
             exact = [d for d in docs if normalise_title(d[1]) == normalise_title(mention)]
@@ -130,7 +137,8 @@ class TitleIndex:
             if pids:
                 key = normalise_title(mention)
                 named = key in ents or len(key.split()) >= 2  # an NER entity, or a capitalised phrase of 2+ words
-                return Subject(mention, doc_id, title, pids, named, normalise_title(title) == key)
+                return Subject(mention, doc_id, title, pids, entity=named, is_subject=key == subj,
+                               exact=normalise_title(title) == key)
         return None
 
 
@@ -138,7 +146,7 @@ def acts(ranked: Ranked, subject: Subject | None, pool: int = SUBJECT_POOL) -> b
     """Whether the rule may move ``subject``'s document first (rule 3): a named entity whose
     document is already among the top ``pool`` candidates, or whose exact title has two or
     more words."""
-    if subject is None or not subject.entity:
+    if subject is None or not subject.entity or not subject.is_subject:
         return False
     own = set(subject.passage_ids)
     if any(pid in own for pid, _ in ranked[:pool]):
@@ -162,4 +170,5 @@ def subject_first(ranked: Ranked, subject: Subject | None, pool: int = SUBJECT_P
     return held + missing + rest
 
 
-EntityFn = Callable[[str], list[str]]
+# claim → (named entities, grammatical subject phrase or None): models.nlp.SpacyClaimSubject
+EntityFn = Callable[[str], tuple[list[str], str | None]]

@@ -211,6 +211,26 @@ def test_restricted_rule_never_demotes_for_a_non_entity_or_an_unfound_one_word_n
     assert not acts(ranked, suffix)
     leading_phrase = Subject("Photosynthesis", 5, "Photosynthesis", (3,), entity=False, exact=True)
     assert not acts(ranked, leading_phrase) and subject_first(ranked, leading_phrase) == ranked
+    not_the_subject = Subject("Marie Curie", 7, "Marie Curie", (12,), entity=True, is_subject=False, exact=True)
+    assert not acts(ranked, not_the_subject)
+
+
+def test_the_subject_is_the_claims_grammatical_subject(wiki_db):
+    """Only the whole grammatical subject counts: "Arctic icemelt is …" is not about the
+    Arctic article, "… in Maryland" names Maryland but is not about it."""
+    from models.nlp import SpacyClaimSubject
+
+    parse = SpacyClaimSubject()
+    assert parse("The Eiffel Tower is located in Berlin.")[1] == "Eiffel Tower"
+    assert parse("Arctic icemelt is a natural cycle.") == (["Arctic"], "Arctic icemelt")
+    info = sq.get_source(wiki_db, "wiki-300")
+    titles = TitleIndex(wiki_db, [info])
+    claim = "Baltimore is the largest city in Maryland."
+    found = titles.find(claim, *parse(claim))
+    assert found.title == "Baltimore" and found.is_subject
+    claim = "The largest city in Maryland is Baltimore."
+    found = titles.find(claim, *parse(claim))
+    assert found is None or not found.is_subject
 
 
 # ----------------------------------------------------------------------------- retrieval sets

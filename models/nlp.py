@@ -83,6 +83,39 @@ class SubjectTerms:
         return terms
 
 
+class SpacyClaimSubject:
+    """A claim's named entities and its grammatical subject phrase, from one spaCy parse, for
+    the retriever's "subject's own document first" rule (core/retrieve/subject.py): the
+    subject is the noun chunk of the first sentence's root's ``nsubj`` / ``nsubjpass`` child,
+    a leading determiner dropped ("The Eiffel Tower is in Berlin." → "Eiffel Tower"; "Arctic
+    icemelt is natural." → "Arctic icemelt", so the *Arctic* article is not its subject)."""
+
+    def __init__(self, name: str = EMBEDDED_SPACY) -> None:
+        import spacy
+
+        try:
+            self._nlp = spacy.load(name, disable=["lemmatizer"])
+        except OSError as exc:
+            raise ModelError(f"spaCy model {name!r} is not installed") from exc
+        self.ref = ModelRef("spacy", name, None, embedded=name == EMBEDDED_SPACY)
+
+    def __call__(self, claim: str) -> tuple[list[str], str | None]:
+        doc = self._nlp(claim or "")
+        entities = [ent.text for ent in doc.ents]
+        if not len(doc):
+            return entities, None
+        root = next(iter(doc.sents)).root
+        subj = next((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        if subj is None:
+            return entities, None
+        chunk = next((ch for ch in doc.noun_chunks if ch.root == subj), None)
+        tokens = list(chunk) if chunk is not None else [subj]
+        while tokens and tokens[0].dep_ == "det":
+            tokens = tokens[1:]
+        text = doc[tokens[0].i : tokens[-1].i + 1].text if tokens else None
+        return entities, text
+
+
 def normalise_term(word: str) -> str:
     w = word.lower()
     return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w

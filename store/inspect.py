@@ -52,6 +52,7 @@ class EvidenceView:
     judgements: tuple[JudgementView, ...]
     date: str | None = None  # the document's publication date, when the source gives one
     context_usage: ContextUsageRow | None = None  # ACU of this passage (seed 001 §5), once computed
+    stages: dict[str, tuple[float, int]] | None = None  # every retrieval stage's (score, rank)
 
     def best(self) -> JudgementView | None:
         """The most decisive judgement on this passage: largest |P(e) − P(c)|."""
@@ -116,7 +117,7 @@ def claim_view(db: sqlite_utils.Database, claim_id: int) -> ClaimView | None:
         return None
     base = _claim(row)
     ev_rows = db.execute(
-        """SELECT id, rank, fused_score, bm25_score, bm25_rank, dense_score, dense_rank, passage_id
+        """SELECT id, rank, fused_score, bm25_score, bm25_rank, dense_score, dense_rank, passage_id, stages
            FROM evidence WHERE claim_id = ? ORDER BY rank""",
         [claim_id],
     ).fetchall()
@@ -146,6 +147,7 @@ def claim_view(db: sqlite_utils.Database, claim_id: int) -> ClaimView | None:
                 r[0], r[1], r[2], r[3], r[4], r[5], r[6], p.id, p.source, p.doc_ext_id, p.title, p.url, p.text,
                 tuple(p.sentence_texts()), tuple((a - p.char_start, b - p.char_start) for a, b in p.sentences),
                 tuple(by_evidence.get(r[0], ())), dates.get(p.id), usage.get(r[0]),
+                {k: tuple(v) for k, v in json.loads(r[8]).items()} if r[8] else None,
             )
         )
     return ClaimView(**{**base.__dict__, "evidence": tuple(evidence), "expansion": claim_expansion(db, claim_id)})

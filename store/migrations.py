@@ -335,6 +335,13 @@ def _v7_expansions_context_usage(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE runs ADD COLUMN claim_date TEXT")
 
 
+def _v8_evidence_stages(db: sqlite_utils.Database) -> None:
+    """``evidence.stages``: every retrieval stage's score and rank for the passage, as JSON
+    ``{stage: [score, rank]}`` (e.g. bm25, dense, fusion, subject), so the inspector can show
+    why a passage ranked where it did. NULL for evidence stored before this version."""
+    db.execute("ALTER TABLE evidence ADD COLUMN stages TEXT")
+
+
 Migration = tuple[int, str, Callable[[sqlite_utils.Database], None]]
 
 MIGRATIONS: list[Migration] = [
@@ -345,5 +352,6 @@ MIGRATIONS: list[Migration] = [
     (5, "claims.note (why not checkable), .context (source sentence), .citations", _v5_claim_context),
     (6, "annotations (human labels), stage_cache, claims.original_text", _v6_annotations_cache),
     (7, "expansions + leakage-audit pairs (seed 000), context_usage / ACU, runs.claim_date (seed 001)", _v7_expansions_context_usage),
+    (8, "evidence.stages: each retrieval stage's score and rank", _v8_evidence_stages),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]

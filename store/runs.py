@@ -75,6 +75,7 @@ class EvidenceRow:
     bm25_rank: int | None
     dense_score: float | None
     dense_rank: int | None
+    stages: dict[str, tuple[float, int]] | None = None  # every retrieval stage: (score, rank)
 
 
 def add_evidence(db: sqlite_utils.Database, claim_id: int, rows: Sequence[EvidenceRow]) -> dict[int, int]:
@@ -83,8 +84,9 @@ def add_evidence(db: sqlite_utils.Database, claim_id: int, rows: Sequence[Eviden
     for r in rows:
         cur = db.execute(
             """INSERT INTO evidence(claim_id, passage_id, rank, fused_score, bm25_score, bm25_rank,
-                 dense_score, dense_rank) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-            [claim_id, r.passage_id, r.rank, r.fused_score, r.bm25_score, r.bm25_rank, r.dense_score, r.dense_rank],
+                 dense_score, dense_rank, stages) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            [claim_id, r.passage_id, r.rank, r.fused_score, r.bm25_score, r.bm25_rank, r.dense_score, r.dense_rank,
+             json.dumps(r.stages) if r.stages else None],
         )
         out[r.passage_id] = int(cur.lastrowid)
     return out

@@ -17,35 +17,46 @@ from __future__ import annotations
 
 import tempfile
 import time
+from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import sqlite_utils
 
 import core
-from core.evaluate.datasets import SciFactClaim, load_scifact_claims
 from core.evaluate.metrics import dedupe, ndcg_at_k, percentile, recall_at_k
 from core.evaluate.report import claimscope_version, machine
-from core.ingest.index import IndexReport, Progress, add_source
+from core.evaluate.retrieval_sets import SentenceKey, load_retrieval_set
+from core.ingest.index import IndexReport, Progress, add_source, embed_with_cache
 from core.ingest.sources import load_documents
 from core.pipeline.stored import expand_cached
 from core.retrieve.expand import METHODS, Expander, ExpansionParams
-from core.retrieve.searcher import MODES, BM25Retriever, DenseRetriever, rank_expanded, reciprocal_rank_fusion
+from core.retrieve.fusion import PLAIN_RRF, FusionParams, fuse, load_fusion, params_json
+from core.retrieve.rerank import RERANK_TOP, decisiveness, rerank
+from core.retrieve.searcher import MODES, BM25Retriever, DenseRetriever, Ranked, rank_expanded
+from core.retrieve.sentence_rank import SENTENCE_POOL, RankedSentence, apply, candidates, member_rankings
+from core.retrieve.subject import TitleIndex, subject_first
 from models.embed import Embedder
 from store import open_db
 from store import sources as sq
+from store.db import write_tx
+from store.records import DocumentRecord
 
 DEPTH = 100
 SOURCE = "eval-corpus"
 BASELINE = {"hyde": "dense", "query2doc": "bm25"}  # the unexpanded retriever each expansion builds on
+# "fusion": the hybrid's fitted fusion without the subject-first step (an ablation);
+# "rerank": the hybrid, then the NLI cross-encoder re-ranks the top evidence sentences
+EVAL_MODES = (*MODES, "fusion", "rerank")
 
 
 @dataclass
 class Bench:
-    """A SciFact corpus indexed in one database, with its retrievers and expanders."""
+    """A corpus indexed in one database, with its retrievers and expanders."""
 
     db: sqlite_utils.Database
     embedder: Embedder
@@ -60,9 +71,27 @@ class Bench:
     chunk: dict[str, int] = field(default_factory=dict)
     expanders: dict[str, Expander] = field(default_factory=dict)
     rrf_k: int = 60
+    fusion: FusionParams = PLAIN_RRF
+    sentence_starts: dict[str, list[int]] = field(default_factory=dict)  # doc id → sentence starts
+    titles: TitleIndex | None = None
+    entities: Callable[[str], tuple[list[str], str | None]] | None = None
+    _encode: Callable[[list[str]], np.ndarray] | None = None
 
-    def ranking(self, mode: str, claim: str, kind: str | None = None) -> tuple[list[str], float, float | None]:
-        """(ranked doc ids, retrieval seconds, expansion seconds or None) for one claim."""
+    def members(self, claim: str, kind: str | None = None) -> tuple[dict[str, Ranked], dict[str, float]]:
+        """The BM25 and dense rankings (top ``DEPTH``) of a claim, with each one's seconds."""
+        dense = self.dense.get(kind or next(iter(self.dense), ""), None)
+        out, secs = {}, {}
+        t0 = time.perf_counter()
+        out["bm25"] = self.bm25.retrieve(claim, DEPTH)
+        secs["bm25"] = time.perf_counter() - t0
+        if dense is not None:
+            t0 = time.perf_counter()
+            out["dense"] = dense.retrieve(claim, DEPTH)
+            secs["dense"] = time.perf_counter() - t0
+        return out, secs
+
+    def passage_ranking(self, mode: str, claim: str, kind: str | None = None) -> tuple[Ranked, float, float | None]:
+        """(ranked passages, retrieval seconds, expansion seconds or None) for one claim."""
         gen_s = None
         dense = self.dense.get(kind or next(iter(self.dense), ""), None)
         t0 = time.perf_counter()
@@ -70,41 +99,90 @@ class Bench:
             ranked = self.bm25.retrieve(claim, DEPTH)
         elif mode == "dense":
             ranked = dense.retrieve(claim, DEPTH)
-        elif mode == "hybrid":
-            ranked = reciprocal_rank_fusion(
-                {"bm25": self.bm25.retrieve(claim, DEPTH), "dense": dense.retrieve(claim, DEPTH)}, self.rrf_k,
-            )
+        elif mode in ("hybrid", "rrf", "fusion", "rerank"):
+            members = {"bm25": self.bm25.retrieve(claim, DEPTH), "dense": dense.retrieve(claim, DEPTH)}
+            ranked = fuse(members, PLAIN_RRF if mode == "rrf" else self.fusion)
+            if mode in ("hybrid", "rerank") and self.titles is not None and self.entities is not None:
+                ranked = subject_first(ranked, self.titles.find(claim, *self.entities(claim)))
         else:
             expansion = expand_cached(self.db, self.expanders[mode], claim)
             gen_s = expansion.seconds
             t0 = time.perf_counter()  # retrieval latency excludes generation (reported apart)
             ranked = rank_expanded(claim, expansion, DEPTH, self.bm25, dense, self.embedder.encode,
                                    depth=DEPTH, rrf_k=self.rrf_k)
-        seconds = time.perf_counter() - t0
-        return dedupe([self.doc_of[pid] for pid, _ in ranked]), seconds, gen_s
+        return ranked, time.perf_counter() - t0, gen_s
+
+    def ranking(self, mode: str, claim: str, kind: str | None = None) -> tuple[list[str], float, float | None]:
+        """(ranked doc ids, retrieval seconds, expansion seconds or None) for one claim."""
+        ranked, seconds, gen_s = self.passage_ranking(mode, claim, kind)
+        return self.docs(ranked), seconds, gen_s
+
+    def docs(self, ranked: Ranked) -> list[str]:
+        return dedupe([self.doc_of[pid] for pid, _ in ranked])
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if self._encode is None:
+            self._encode = cached_encoder(self.db, self.embedder)
+        return self._encode(texts)
+
+    def sentence_candidates(self, claim: str, ranked: Ranked, pool: int = SENTENCE_POOL):
+        """(candidate sentences, their member rankings, seconds) from the top ``pool`` passages."""
+        t0 = time.perf_counter()
+        top = [pid for pid, _ in ranked[:pool]]
+        got = sq.get_passages(self.db, top)
+        cands = candidates([got[p] for p in top if p in got])
+        if not cands:
+            return [], {}, time.perf_counter() - t0
+        vecs = self.encode([claim, *(c.text for c in cands)])
+        rankings = member_rankings(vecs[0], vecs[1:], claim, cands)
+        return cands, rankings, time.perf_counter() - t0
+
+    def sentence_key(self, c: RankedSentence) -> SentenceKey:
+        """(doc id, sentence index in the document) of a candidate (a piece of a long
+        sentence maps to the sentence it is cut from)."""
+        doc = c.passage.doc_ext_id
+        starts = self.sentence_starts.get(doc, [0])
+        return doc, max(0, bisect_right(starts, c.span[0]) - 1)
+
+
+def cached_encoder(db: sqlite_utils.Database, embedder: Embedder) -> Callable[[list[str]], np.ndarray]:
+    """An encoder whose vectors are kept in the database's embedding cache (sentences of a
+    corpus are embedded once, the first time they are candidates)."""
+    model = embedder.ref.model_id
+
+    def encode(texts: list[str]) -> np.ndarray:
+        vecs, hashes, n = embed_with_cache(db, embedder, texts, lambda *_: None)
+        if n:
+            with write_tx(db):
+                sq.cache_embeddings(db, model, hashes, vecs)
+        return vecs
+
+    return encode
 
 
 @contextmanager
-def scifact_bench(
-    corpus_path: Path, embedder_factory: Callable[[], Embedder], splitter_factory: Callable, *,
-    index_kinds: list[str], db_path: Path | None = None, progress: Progress | None = None,
-    llm_factory: Callable[[], Any] | None = None, methods: tuple[str, ...] = (), hyde_prompt: str = "scientific",
-    params: ExpansionParams | None = None, rrf_k: int = 60,
+def corpus_bench(
+    docs: list[DocumentRecord], fmt: str, corpus_path: Path | None, embedder_factory: Callable[[], Embedder],
+    splitter_factory: Callable, *, index_kinds: list[str], db_path: Path | None = None, source: str = SOURCE,
+    progress: Progress | None = None, llm_factory: Callable[[], Any] | None = None, methods: tuple[str, ...] = (),
+    hyde_prompt: str = "scientific", params: ExpansionParams | None = None, rrf_k: int = 60,
+    fusion: FusionParams | None = None,
 ) -> Iterator[Bench]:
-    """Index the corpus (into ``db_path`` or a temporary database) and yield a :class:`Bench`."""
-    docs = load_documents(corpus_path, "scifact")
+    """Index ``docs`` (into ``db_path`` or a temporary database) and yield a :class:`Bench`."""
     with tempfile.TemporaryDirectory(prefix="claimscope-eval-") as tmp:
         db = open_db(db_path or Path(tmp) / "eval.db")
         t0 = time.perf_counter()
         embedder = embedder_factory()
         load_s = time.perf_counter() - t0
         report = add_source(
-            db, SOURCE, docs, fmt="scifact", path=str(corpus_path), embedder=embedder,
+            db, source, docs, fmt=fmt, path=str(corpus_path) if corpus_path else None, embedder=embedder,
             splitter=splitter_factory(), progress=progress,
         )
-        info = sq.get_source(db, SOURCE)
+        info = sq.get_source(db, source)
         assert info is not None
-        doc_of = dict(db.execute("SELECT p.id, d.ext_id FROM passages p JOIN documents d ON d.id = p.document_id").fetchall())
+        doc_of = dict(db.execute(
+            "SELECT p.id, d.ext_id FROM passages p JOIN documents d ON d.id = p.document_id WHERE p.source_id = ?",
+            [info.id]).fetchall())
         dense, build_s = {}, {}
         for kind in index_kinds:
             t0 = time.perf_counter()
@@ -117,11 +195,24 @@ def scifact_bench(
             llm = llm_factory()
             for m in methods:
                 expanders[m] = Expander(llm, m, hyde_prompt if m == "hyde" else "query2doc", params)
+        starts = {d.ext_id: [s for s, _ in (d.sentences or [(0, len(d.text))])] for d in docs}
+        from models.nlp import SpacyClaimSubject
+
         yield Bench(db, embedder, BM25Retriever(db, [info]), dense, doc_of, report, len(docs), info.n_passages,
-                    load_s, build_s, {"words": info.chunk_words, "overlap": info.chunk_overlap}, expanders, rrf_k)
+                    load_s, build_s, {"words": info.chunk_words, "overlap": info.chunk_overlap}, expanders, rrf_k,
+                    fusion or load_fusion(), starts, TitleIndex(db, [info]), SpacyClaimSubject())
 
 
-def ir_metrics(rankings: list[list[str]], claims: list[SciFactClaim], ks: list[int]) -> dict[str, float]:
+@contextmanager
+def scifact_bench(corpus_path: Path, embedder_factory: Callable[[], Embedder], splitter_factory: Callable,
+                  **kwargs) -> Iterator[Bench]:
+    """The SciFact corpus as a :class:`Bench` (``eval leakage`` shares it)."""
+    docs = load_documents(corpus_path, "scifact")
+    with corpus_bench(docs, "scifact", corpus_path, embedder_factory, splitter_factory, **kwargs) as bench:
+        yield bench
+
+
+def ir_metrics(rankings: list[list[str]], claims, ks: list[int]) -> dict[str, float]:
     """Mean recall@k and ndcg@k (k in ``ks`` plus 10 for ndcg) over the claims."""
     out: dict[str, float] = {}
     for k in ks:
@@ -131,21 +222,29 @@ def ir_metrics(rankings: list[list[str]], claims: list[SciFactClaim], ks: list[i
     return out
 
 
+def sentence_recall(ranked: list[SentenceKey], gold_sets: tuple[frozenset[SentenceKey], ...], k: int) -> float:
+    """Best coverage, over the claim's alternative gold sentence sets, of one set by the top
+    ``k`` sentences (one set: the fraction of its sentences found)."""
+    top = set(ranked[:k])
+    return max((len(g & top) / len(g) for g in gold_sets if g), default=0.0)
+
+
 def check_modes(modes: list[str]) -> None:
     for m in modes:
-        if m not in MODES:
-            raise core.errors.InputError(f"unknown mode {m!r} (use {', '.join(MODES)})")
+        if m not in EVAL_MODES:
+            raise core.errors.InputError(f"unknown mode {m!r} (use {', '.join(EVAL_MODES)})")
 
 
 def evaluate_retrieval(
     *,
     claims_path: Path,
-    corpus_path: Path,
+    corpus_path: Path | None,
     modes: list[str],
     ks: list[int],
     index_kinds: list[str],
     embedder_factory: Callable[[], Embedder],
     splitter_factory: Callable,
+    dataset: str = "scifact",
     db_path: Path | None = None,
     limit: int | None = None,
     progress: Progress | None = None,
@@ -153,18 +252,30 @@ def evaluate_retrieval(
     llm_factory: Callable[[], Any] | None = None,
     hyde_prompt: str = "scientific",
     params: ExpansionParams | None = None,
+    fusion: FusionParams | None = None,
+    sentence_fusion: FusionParams | None = None,
+    sentences: bool = True,
+    nli_factory: Callable[[], Any] | None = None,
 ) -> dict:
     check_modes(modes)
-    claims = [c for c in load_scifact_claims(claims_path) if c.gold_docs]
-    if limit:
-        claims = claims[:limit]
+    data = load_retrieval_set(dataset, claims_path, corpus_path)
+    claims = data.claims[:limit] if limit else data.claims
+    fusion = fusion or load_fusion()
+    sentence_fusion = sentence_fusion or load_fusion(key="sentences")
+    rerank_fusion = load_fusion(key="rerank")
+    nli = None
+    if "rerank" in modes:
+        if nli_factory is None:
+            raise core.errors.InputError("mode rerank needs the NLI cross-encoder")
+        nli = nli_factory()
     t_wall = time.perf_counter()
     methods = tuple(m for m in modes if m in METHODS)
-    needs_dense = any(m != "bm25" for m in modes)
-    with scifact_bench(
-        corpus_path, embedder_factory, splitter_factory, index_kinds=index_kinds if needs_dense else [],
-        db_path=db_path, progress=progress, llm_factory=llm_factory, methods=methods, hyde_prompt=hyde_prompt,
-        params=params, rrf_k=rrf_k,
+    needs_dense = any(m != "bm25" for m in modes) or sentences
+    with corpus_bench(
+        data.documents, data.fmt, corpus_path or claims_path, embedder_factory, splitter_factory,
+        index_kinds=index_kinds if needs_dense else [], db_path=db_path,
+        source=SOURCE if dataset == "scifact" else f"eval-{dataset}", progress=progress, llm_factory=llm_factory,
+        methods=methods, hyde_prompt=hyde_prompt, params=params, rrf_k=rrf_k, fusion=fusion,
     ) as bench:
         runs: list[tuple[str, str, str | None]] = []  # (system name, mode, index kind)
         for m in modes:
@@ -176,18 +287,37 @@ def evaluate_retrieval(
                 runs.extend((m if i == 0 else f"{m}@{kind}", m, kind) for i, kind in enumerate(index_kinds))
         systems: dict[str, dict] = {}
         for name, mode, kind in runs:
-            latencies, gen_s, per_claim = [], [], []
+            latencies, gen_s, per_claim, sent_s = [], [], [], []
+            sent_recall: dict[int, list[float]] = {5: [], 10: []}
             for c in claims:
-                ranked, seconds, gen = bench.ranking(mode, c.claim, kind)
-                per_claim.append(ranked)
+                ranked, seconds, gen = bench.passage_ranking(mode, c.claim, kind)
+                per_claim.append(bench.docs(ranked))
                 latencies.append(seconds)
                 if gen is not None:
                     gen_s.append(gen)
+                if sentences:
+                    cands, rankings, s_secs = bench.sentence_candidates(c.claim, ranked)
+                    t0 = time.perf_counter()
+                    ordered = apply(rankings, cands, sentence_fusion) if cands else []
+                    if mode == "rerank" and ordered:
+                        top = ordered[:RERANK_TOP]
+                        dec = decisiveness(nli, c.claim, [x.text for x in top])
+                        pos = {id(x): i for i, x in enumerate(ordered)}
+                        order = rerank([(pos[id(x)], x.score) for x in ordered], dec, rerank_fusion)
+                        ordered = [ordered[i] for i, _ in order]
+                    keys = [bench.sentence_key(x) for x in ordered]
+                    sent_s.append(s_secs + time.perf_counter() - t0)
+                    for k in sent_recall:
+                        sent_recall[k].append(sentence_recall(dedupe(keys), c.gold_sentence_sets, k))
                 if progress:
                     progress(name, 1, len(claims))
             metrics = ir_metrics(per_claim, claims, ks)
             metrics["latency_ms_median"] = 1000 * percentile(latencies, 50)
             metrics["latency_ms_p95"] = 1000 * percentile(latencies, 95)
+            if sentences:
+                for k, vals in sent_recall.items():
+                    metrics[f"sentence_recall@{k}"] = _mean(vals)
+                metrics["sentence_ms_p95"] = 1000 * percentile(sent_s, 95)
             if gen_s:
                 metrics["expansion_s_median"] = percentile(gen_s, 50)
                 metrics["expansion_s_mean"] = _mean(gen_s)
@@ -200,11 +330,11 @@ def evaluate_retrieval(
             models["expansion_llm"] = first.llm.ref.manifest()
         report = {
             "task": "retrieval",
-            "dataset": "scifact",
+            "dataset": dataset,
             "path": str(claims_path),
-            "corpus": str(corpus_path),
+            "corpus": str(corpus_path) if corpus_path else None,
             "n": len(claims),
-            "level": "document",
+            "level": "document" + (" and sentence" if sentences else ""),
             "systems": systems,
             "index": {
                 "documents": bench.n_documents,
@@ -215,6 +345,8 @@ def evaluate_retrieval(
                 "chunk": bench.chunk,
             },
             "manifest": {"claimscope": claimscope_version(), "models": models, "rrf_k": rrf_k, "depth": DEPTH,
+                         "fusion": params_json(fusion), "sentence_fusion": params_json(sentence_fusion),
+                         "sentence_pool": SENTENCE_POOL, "rerank": {**params_json(rerank_fusion), "top": RERANK_TOP},
                          "expansion": {m: {k: v for k, v in e.config().items() if k != "model"}
                                        for m, e in bench.expanders.items()}},
             "timing": {"wall_s": time.perf_counter() - t_wall, "load_s": bench.load_s},

@@ -58,6 +58,7 @@ def store_claim_result(
             rq.EvidenceRow(
                 h.passage.id, h.rank, h.scores.get(mode), h.scores.get("bm25"), h.ranks.get("bm25"),
                 h.scores.get("dense"), h.ranks.get("dense"),
+                {name: (h.scores[name], h.ranks[name]) for name in h.scores if name in h.ranks},
             )
             for h in hits
         ],

@@ -4,8 +4,13 @@
   words OR-ed (seed 000 §1.2 uses BM25 as the sparse baseline; seed 003 §4.5 too).
 - Dense: cosine similarity of L2-normalised sentence embeddings (all-MiniLM-L6-v2 by
   default) in a FAISS index; the query is the claim text without any prefix (seed 004 §5.4).
-- Hybrid: reciprocal-rank fusion, score(d) = Σ_r 1 / (k + rank_r(d)) with k = 60 and 1-based
-  ranks (Cormack, Clarke & Büttcher 2009), over the top ``depth`` of each retriever.
+- Hybrid (the default): BM25 and dense fused by the rule fitted on training claims
+  (core/retrieve/fusion.py, ``core/retrieve/data/fusion.json``: weighted RRF or min-max score
+  fusion), over the top ``depth`` of each retriever; then the subject's own document first
+  (core/retrieve/subject.py) when the claim names an entity that has its own document and
+  the restricted rule acts.
+- RRF: plain reciprocal-rank fusion, score(d) = Σ_r 1 / (k + rank_r(d)) with k = 60 and 1-based
+  ranks (Cormack, Clarke & Büttcher 2009), equal weights (the hybrid before fitting).
 - HyDE / Query2doc (seed 000, core/retrieve/expand.py): dense retrieval with the mean of the claim's
   and the pseudo-documents' embeddings / BM25 with the claim × 5 plus the pseudo-document.
   The expansion only shapes the query: the best sentence of each hit is still chosen
@@ -24,12 +29,14 @@ import sqlite_utils
 from core.errors import InputError
 from core.ingest.index import require_source, vector_index
 from core.retrieve.expand import Expansion, hyde_vector, query2doc_query
+from core.retrieve.fusion import FusionParams, fuse, load_fusion
+from core.retrieve.subject import EntityFn, Subject, TitleIndex, acts, subject_first
 from core.text import content_words, fts_match_query
 from models.embed import Embedder
 from store import sources as sq
 from store.records import SourceInfo, StoredPassage
 
-MODES = ("bm25", "dense", "hybrid", "hyde", "query2doc")
+MODES = ("bm25", "dense", "hybrid", "rrf", "hyde", "query2doc")
 EXPANSION_MODES = ("hyde", "query2doc")
 Ranked = list[tuple[int, float]]  # (passage id, score), best first
 
@@ -145,6 +152,9 @@ class Searcher:
         rrf_k: int = 60,
         depth: int = 100,
         index_kind: str = "auto",
+        fusion: FusionParams | None = None,
+        entities_factory: Callable[[], EntityFn] | None = None,
+        subject: bool = True,
     ) -> None:
         self.db = db
         self._embedder_factory = embedder_factory
@@ -153,6 +163,22 @@ class Searcher:
         self.depth = depth
         self.index_kind = index_kind
         self._dense: dict[tuple[str, ...], DenseRetriever] = {}
+        self.fusion = fusion or load_fusion()
+        self.subject = subject  # the subject's own document first (hybrid mode)
+        self._entities_factory = entities_factory or _spacy_entities
+        self._entities: EntityFn | None = None
+        self._titles: dict[tuple[str, ...], TitleIndex] = {}
+        self.last_subject: Subject | None = None  # of the latest hybrid ranking when the rule acted, for display
+
+    def find_subject(self, query: str, sources: list[SourceInfo]) -> Subject | None:
+        """The claim's subject with its own document (core/retrieve/subject.py), or None."""
+        key = tuple(f"{s.name}:{s.updated_at}" for s in sources)
+        if key not in self._titles:
+            self._titles[key] = TitleIndex(self.db, sources)
+        if self._entities is None:
+            self._entities = self._entities_factory()
+        entities, phrase = self._entities(query)
+        return self._titles[key].find(query, entities, phrase)
 
     @property
     def embedder(self) -> Embedder:
@@ -188,14 +214,23 @@ class Searcher:
             if expansion is None or expansion.method != mode:
                 raise InputError(f"retrieval mode {mode} needs the claim's {mode} expansion (an LLM writes it)")
             return {mode: self.expanded(query, expansion, k, srcs)}
-        depth = max(k, self.depth) if mode == "hybrid" else k
+        fused = mode in ("hybrid", "rrf")
+        depth = max(k, self.depth) if fused else k
         out: dict[str, Ranked] = {}
-        if mode in ("bm25", "hybrid"):
+        if mode in ("bm25", "hybrid", "rrf"):
             out["bm25"] = BM25Retriever(self.db, srcs).retrieve(query, depth)
-        if mode in ("dense", "hybrid"):
+        if mode in ("dense", "hybrid", "rrf"):
             out["dense"] = self.dense(srcs).retrieve(query, depth)
+        if mode == "rrf":
+            out["rrf"] = reciprocal_rank_fusion({"bm25": out["bm25"], "dense": out["dense"]}, self.rrf_k)
         if mode == "hybrid":
-            out["hybrid"] = reciprocal_rank_fusion({"bm25": out["bm25"], "dense": out["dense"]}, self.rrf_k)
+            out["fusion"] = fuse({"bm25": out["bm25"], "dense": out["dense"]}, self.fusion)
+            subject = self.find_subject(query, srcs) if self.subject else None
+            self.last_subject = subject if acts(out["fusion"], subject) else None
+            out["hybrid"] = subject_first(out["fusion"], self.last_subject)
+            if self.last_subject is not None:
+                own = set(self.last_subject.passage_ids)
+                out["subject"] = [(pid, 1.0) for pid, _ in out["hybrid"] if pid in own]
         return out
 
     def expanded(self, query: str, expansion: Expansion, k: int, sources: list[SourceInfo]) -> Ranked:
@@ -242,3 +277,11 @@ class Searcher:
             overlaps = [len(q & set(content_words(s))) for s in hit.passage.sentence_texts()]
             if overlaps:
                 hit.best_sentence = int(np.argmax(overlaps))
+
+
+def _spacy_entities() -> EntityFn:
+    """The embedded spaCy pipeline (entities and the grammatical subject), loaded on the
+    first hybrid search (not at import)."""
+    from models.nlp import SpacyClaimSubject
+
+    return SpacyClaimSubject()

@@ -29,12 +29,14 @@ from tui.cli.root import eval_app, state_of
 @eval_app.command("retrieval")
 def eval_retrieval(
     ctx: typer.Context,
-    claims: Annotated[Path, typer.Option(help="Claims JSONL (SciFact format).")],
-    corpus: Annotated[Path, typer.Option(help="Corpus JSONL (SciFact format).")],
-    dataset: Annotated[str, typer.Option(help="Dataset format: scifact.")] = "scifact",
+    claims: Annotated[Path, typer.Option(help="Claims JSONL (the dataset's own format).")],
+    corpus: Annotated[Path | None, typer.Option(help="Corpus JSONL (SciFact; the other sets carry their pages).")] = None,
+    dataset: Annotated[str, typer.Option(help="Dataset: scifact, climate-fever or wice.")] = "scifact",
     modes: Annotated[
-        str, typer.Option(help="Comma-separated: bm25,dense,hybrid,hyde,query2doc.")
-    ] = "bm25,dense,hybrid",
+        str, typer.Option(help="Comma-separated: bm25,dense,hybrid (fitted fusion, subject first),rrf (plain RRF),"
+                          "fusion (hybrid without subject first),rerank (hybrid + NLI cross-encoder on the top "
+                          "sentences),hyde,query2doc.")
+    ] = "bm25,dense,rrf,hybrid",
     k: Annotated[str, typer.Option("--k", help="Comma-separated cut-offs.")] = "5,10",
     index_kinds: Annotated[
         str, typer.Option(help="Dense index kinds to compare: flat (exact), hnsw.")
@@ -43,19 +45,25 @@ def eval_retrieval(
     llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
     prompt: Annotated[str, typer.Option("--prompt", help="HyDE prompt preset (SciFact: scientific).")] = "scientific",
     max_tokens: Annotated[int, typer.Option(min=1, max=2048, help="Expansion length cap (Yoon et al.: 512).")] = 512,
+    verifier: Annotated[str, typer.Option(help="NLI cross-encoder of mode rerank: embedded, a folder or a cached HF id.")] = "embedded",
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
 ) -> None:
-    """Document-level recall@k / ndcg@k of each retrieval mode, index build time and query
-    latency; hyde / query2doc also report the seconds each expansion took. With --db the
-    generated expansions are kept (stage cache) for `eval leakage` on the same database."""
+    """Document-level recall@k / ndcg@k and evidence-sentence recall@5 / @10 of each
+    retrieval mode, index build time and query latency; hyde / query2doc also report the
+    seconds each expansion took. With --db the generated expansions are kept (stage cache)
+    for `eval leakage` on the same database."""
     from core.evaluate.retrieval import evaluate_retrieval, format_table
+    from core.evaluate.retrieval_sets import RETRIEVAL_DATASETS
     from core.retrieve.expand import ExpansionParams
     from tui.console import progress_bar
 
-    if dataset != "scifact":
-        raise_input(f"unknown retrieval dataset {dataset!r} (supported: scifact)")
+    if dataset not in RETRIEVAL_DATASETS:
+        raise_input(f"unknown retrieval dataset {dataset!r} (supported: {', '.join(RETRIEVAL_DATASETS)})")
+    if dataset == "scifact" and corpus is None:
+        raise_input("--dataset scifact needs --corpus (the SciFact corpus.jsonl)")
     with progress_bar() as update:
         report = evaluate_retrieval(
+            dataset=dataset,
             claims_path=claims,
             corpus_path=corpus,
             modes=[m.strip() for m in modes.split(",") if m.strip()],
@@ -69,6 +77,7 @@ def eval_retrieval(
             llm_factory=workbench_of(ctx, llm=llm).llm,
             hyde_prompt=prompt,
             params=ExpansionParams(max_tokens=max_tokens),
+            nli_factory=lambda: workbench_of(ctx).nli(verifier),
         )
     sys.stdout.write(format_table(report) + "\n")
     write_report(report, json_out)

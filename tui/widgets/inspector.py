@@ -18,6 +18,19 @@ from textual.widgets import Static
 from store.inspect import ClaimView, EvidenceView, JudgementView
 from tui.widgets.verdicts import BADGES, attribution_badge, prob_bar
 
+# retrieval stages beyond fused / bm25 / dense (core/retrieve/searcher.py): the fitted fusion
+# before the subject rule, and the subject's own document (rank among its passages)
+EXTRA_STAGES = ("fusion", "subject")
+
+
+def _extra_stages(ev: EvidenceView) -> list[str]:
+    """The fusion's own score and rank and the subject rule's, shown when the subject rule
+    acted on this claim (otherwise the fused score above already is the fusion's)."""
+    stages = ev.stages or {}
+    if "subject" not in stages:
+        return []
+    return [_fmt(s, r, name) for name, (s, r) in stages.items() if name in EXTRA_STAGES]
+
 
 def _fmt(value: float | None, rank: int | None, name: str) -> str:
     if value is None:
@@ -115,7 +128,7 @@ def evidence_card(claim: ClaimView, ev: EvidenceView, colours: Mapping[str, str]
         parts.append(Text(ev.url, style=f"underline {colours.get('primary', '')}"))
     parts.append(Text(
         "  ".join([_fmt(ev.fused_score, ev.rank, "fused"), _fmt(ev.bm25_score, ev.bm25_rank, "bm25"),
-                   _fmt(ev.dense_score, ev.dense_rank, "dense")]),
+                   _fmt(ev.dense_score, ev.dense_rank, "dense"), *_extra_stages(ev)]),
         style="dim",
     ))
     if best is not None:

@@ -1,0 +1,145 @@
+"""Fit the fusion weights of the hybrid retriever and of the evidence-sentence ranking on
+training claims, and write them to ``core/retrieve/data/fusion.json`` (shipped as package data).
+
+Passages: a grid of weighted RRF (k ∈ {1, 5, 10, 20, 40, 60, 100}) and min-max score fusion,
+BM25/dense weights in steps of 0.05 (each member alone included), maximising mean document
+recall@5 (+ 0.01 · ndcg@10 to break ties) over SciFact *train* claims with evidence.
+Sentences: the same grid over three members (dense cosine, in-pool BM25, passage rank),
+steps of 0.1, maximising mean rationale-sentence recall@5 (+ 0.01 · recall@10) over the
+candidates of the top 20 passages of the fitted hybrid. Dev claims are never read.
+
+    PYTHONPATH=. python benchmarks/fit_fusion.py --db /tmp/h21-scifact.db \\
+        [--sentence-limit 400] [--out core/retrieve/data/fusion.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from core.evaluate.metrics import dedupe, ndcg_at_k, recall_at_k  # noqa: E402
+from core.evaluate.retrieval import scifact_bench, sentence_recall  # noqa: E402
+from core.evaluate.retrieval_sets import load_retrieval_set  # noqa: E402
+from core.retrieve.fusion import FitExample, FusionParams, fit_fusion, fuse, fusion_grid, params_json  # noqa: E402
+from core.retrieve.sentence_rank import SENTENCE_POOL  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "scifact"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--db", type=Path, required=True)
+    ap.add_argument("--claims", type=Path, default=DATA / "claims_train.jsonl")
+    ap.add_argument("--corpus", type=Path, default=DATA / "corpus.jsonl")
+    ap.add_argument("--sentence-limit", type=int, default=None, help="fit sentence weights on the first N claims")
+    ap.add_argument("--rerank-limit", type=int, default=0, help="fit the cross-encoder re-ranking on N claims")
+    ap.add_argument("--out", type=Path, default=ROOT / "core" / "retrieve" / "data" / "fusion.json")
+    ap.add_argument("--report", type=Path, default=ROOT / "benchmarks" / "results" / "fusion_fit_scifact_train.json")
+    args = ap.parse_args()
+
+    from models.embed import load_embedder
+    from models.nlp import SpacySentenceSplitter
+
+    data = load_retrieval_set("scifact", args.claims, args.corpus)
+    claims = data.claims
+    t0 = time.perf_counter()
+    with scifact_bench(args.corpus, load_embedder, SpacySentenceSplitter, index_kinds=["flat"], db_path=args.db) as bench:
+        members = [bench.members(c.claim)[0] for c in claims]
+        print(f"member rankings for {len(claims)} train claims in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+
+        def doc_score(c):
+            return lambda r: (recall_at_k(bench.docs(r), c.gold_docs, 5)
+                              + 0.01 * ndcg_at_k(bench.docs(r), c.gold_docs, 10))
+
+        examples = [FitExample(m, doc_score(c)) for m, c in zip(members, claims, strict=True)]
+        grid = fusion_grid(["bm25", "dense"], steps=20)
+        desc = (f"SciFact claims_train.jsonl ({len(claims)} claims with evidence); objective: mean document "
+                "recall@5 + 0.01 * ndcg@10; grid: weighted RRF k in {1,5,10,20,40,60,100} and min-max "
+                "fusion, weights in steps of 0.05")
+        passage, train_score = fit_fusion(examples, grid, desc)
+        table = {}
+        for name, params in [("bm25", None), ("dense", None), ("fitted", passage)]:
+            rankings = [m[name] if params is None else fuse(m, params) for m in members]
+            docs = [bench.docs(r) for r in rankings]
+            table[name] = {f"recall@{k}": sum(recall_at_k(d, c.gold_docs, k) for d, c in zip(docs, claims, strict=True))
+                           / len(claims) for k in (5, 10)}
+        print(f"passages: {passage} train score {train_score:.4f} {table}", file=sys.stderr)
+
+        sub = claims[: args.sentence_limit] if args.sentence_limit else claims
+        t1 = time.perf_counter()
+        sent_examples = []
+        for m, c in zip(members, sub, strict=False):
+            cands, rankings, _ = bench.sentence_candidates(c.claim, fuse(m, passage), SENTENCE_POOL)
+            keys = [bench.sentence_key(x) for x in cands]
+
+            def sscore(r, keys=keys, c=c):
+                ranked = dedupe([keys[i] for i, _ in r])
+                return sentence_recall(ranked, c.gold_sentence_sets, 5) + 0.01 * sentence_recall(ranked, c.gold_sentence_sets, 10)
+
+            sent_examples.append(FitExample(rankings, sscore))
+        print(f"sentence candidates for {len(sub)} claims in {time.perf_counter() - t1:.0f} s", file=sys.stderr)
+        sgrid = fusion_grid(["dense", "bm25", "passage"], steps=10)
+        sdesc = (f"SciFact claims_train.jsonl (first {len(sub)} claims with evidence), candidates: sentences of "
+                 f"the top {SENTENCE_POOL} passages of the fitted hybrid; objective: mean rationale-sentence "
+                 "recall@5 + 0.01 * recall@10; grid: weighted RRF k in {1,5,10,20,40,60,100} and min-max, "
+                 "weights in steps of 0.1")
+        sentence, s_train = fit_fusion(sent_examples, sgrid, sdesc)
+        s_table = {}
+        for name in ("dense", "bm25", "passage"):
+            s_table[name] = sum(ex.score(ex.rankings[name]) for ex in sent_examples) / len(sent_examples)
+        print(f"sentences: {sentence} train score {s_train:.4f} members {s_table}", file=sys.stderr)
+
+        rerank_fit = None
+        if args.rerank_limit:
+            from core.retrieve.rerank import RERANK_TOP, decisiveness, rerank
+            from models.nli import load_nli
+
+            nli = load_nli("embedded")
+            t2 = time.perf_counter()
+            r_examples = []
+            for ex, (m, c) in zip(sent_examples[: args.rerank_limit], zip(members, sub, strict=False), strict=False):
+                cands, rankings, _ = bench.sentence_candidates(c.claim, fuse(m, passage), SENTENCE_POOL)
+                first = fuse(rankings, sentence)
+                dec = decisiveness(nli, c.claim, [cands[i].text for i, _ in first[:RERANK_TOP]])
+                r_examples.append(FitExample({"first": first, "nli": list(dec)},
+                                             lambda r, ex=ex: ex.score(r)))
+            print(f"cross-encoder on {len(r_examples)} claims in {time.perf_counter() - t2:.0f} s", file=sys.stderr)
+            best, best_score = None, float("-inf")
+            for params in fusion_grid(["first", "nli"], rrf_ks=(1, 5, 10, 20, 60), steps=10):
+                mean = sum(ex.score(rerank(ex.rankings["first"], ex.rankings["nli"], params))
+                           for ex in r_examples) / len(r_examples)
+                if mean > best_score + 1e-12:
+                    best, best_score = params, mean
+            base = sum(ex.score(ex.rankings["first"]) for ex in r_examples) / len(r_examples)
+            rdesc = (f"SciFact claims_train.jsonl (first {len(r_examples)} claims with evidence): the embedded NLI "
+                     f"cross-encoder's P(entail) + P(contradict) on the top {RERANK_TOP} fused sentences; objective "
+                     "as for sentences; grid: weighted RRF k in {1,5,10,20,60} and min-max, weights in steps of 0.1")
+            rerank_fit = (FusionParams(best.method, best.k, dict(best.weights), rdesc), best_score, base)
+            print(f"rerank: {rerank_fit}", file=sys.stderr)
+
+    out = {
+        "about": "Fusion weights fitted by benchmarks/fit_fusion.py; read by core.retrieve.fusion.load_fusion().",
+        "passages": params_json(passage),
+        "sentences": params_json(sentence),
+    }
+    if rerank_fit:
+        out["rerank"] = params_json(rerank_fit[0])
+    args.out.write_text(json.dumps(out, indent=2) + "\n")
+    report = {"task": "fusion_fit", "passages": {**params_json(passage), "train_objective": train_score, "train": table},
+              "sentences": {**params_json(sentence), "train_objective": s_train, "train_members": s_table},
+              "wall_s": time.perf_counter() - t0}
+    if rerank_fit:
+        report["rerank"] = {**params_json(rerank_fit[0]), "train_objective": rerank_fit[1],
+                            "train_objective_without_rerank": rerank_fit[2]}
+    args.report.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -265,3 +265,113 @@ def build_scifact_doc_pairs(claims_path: Path, corpus_path: Path, seed: int) -> 
                     out.append({"premise": " ".join(rest), "hypothesis": rec["claim"], "label": "neutral",
                                 "topic": str(doc_id), "gen": "scifact_delete"})
     return out
+
+
+def _subject_free(words: set[str], title: str) -> set[str]:
+    """Content words minus the subject's own name (what the claim says *about* the subject)."""
+    return words - content_words(title)
+
+
+def build_wiki_neutral_pairs(path: Path, n_claims: int, seed: int, exclude_titles: set[str],
+                             per_claim: int = 2) -> list[dict]:
+    """Harder *same-name* and *same-kind* neutrals, each with its entailment anchor (no spaCy).
+
+    Why: after the first v2 run the Becquerel / Chien-Shiung Wu / Sapporo failures remained
+    (docs/verifier_v2.md): a passage about someone or something else that shares the claim's
+    *predicate* ("physicist", "Nobel Prize", "most populous city") is read as entailment or
+    contradiction. ``build_wiki_pairs`` picks any mentioning passage / the first same-kind
+    peer; here, per claim, the passages chosen are those that share the *most* of what the
+    claim says about its subject (content words minus the subject's name) while still not
+    stating it (shared share < 0.6, and the subject's name not in a same-kind passage), the
+    MiniCheck §3 idea of evidence that *almost* supports the claim. Each claim also gets its
+    own passage (or a 1-3 sentence window) as entailment, so the contrast is the subject, not
+    the wording.
+
+    Gens: ``anchor_full`` / ``anchor_window`` (entailment), ``same_name_hard``,
+    ``same_kind_hard`` (neutral).
+    """
+    rng = random.Random(f"wiki-neutral-{seed}")
+    arts = [a for a in wiki_vital_articles(path) if a["title"] not in exclude_titles]
+    for a in arts:
+        a["sents"] = split_sentences(a["text"])
+        a["win"] = window(a["sents"])
+        a["cw"] = content_words(" ".join(a["win"]))
+    by_kind: dict[str, list[int]] = defaultdict(list)
+    for i, a in enumerate(arts):
+        k = _kind_key(a["description"])
+        if k:
+            by_kind[k].append(i)
+    titles = {a["title"] for a in arts if len(a["title"]) > 3}
+    mentions: dict[str, list[int]] = defaultdict(list)
+    for j, a in enumerate(arts):
+        words = re.findall(r"[\w'.-]+", a["text"])
+        found = set()
+        for s in range(len(words)):
+            for w in range(1, 5):
+                cand = " ".join(words[s:s + w]).rstrip(".")
+                if cand in titles and cand != a["title"]:
+                    found.add(cand)
+        for m in found:
+            mentions[m].append(j)
+    order = list(range(len(arts)))
+    rng.shuffle(order)
+    out: list[dict] = []
+    made = 0
+
+    def add(premise: str, hyp: str, label: str, gen: str, topic: str) -> None:
+        out.append({"premise": premise, "hypothesis": hyp, "label": label, "topic": topic, "gen": gen})
+
+    for i in order:
+        if made >= n_claims:
+            break
+        a = arts[i]
+        win = a["win"]
+        if len(win) < 2:
+            continue
+        cands = [j for j, s in enumerate(win) if 6 <= len(s.split()) <= 40]
+        rng.shuffle(cands)
+        for j in cands[:per_claim]:
+            claim = _claimify(win[j], a["title"])
+            about = _subject_free(content_words(claim), a["title"])
+            if len(about) < 2:
+                continue
+            negs = []
+            # same-name: passages of other articles that mention the subject, most predicate overlap
+            scored = []
+            for k in set(mentions.get(a["title"], [])):
+                b = arts[k]
+                sents = b["sents"]
+                hit = next((h for h, s in enumerate(sents) if a["title"] in s), 0)
+                prem = " ".join(window(sents[max(0, hit - rng.randrange(2)):]))
+                shared = len(about & content_words(prem)) / len(about)
+                if shared < 0.6:
+                    scored.append((shared, prem, b["title"]))
+            if scored:
+                scored.sort(key=lambda x: -x[0])
+                negs.append((scored[0][1], "same_name_hard"))
+            # same-kind: peer of the same kind with the most predicate overlap, not naming the subject
+            best = None
+            for k in by_kind.get(_kind_key(a["description"]), []):
+                b = arts[k]
+                if b["title"] == a["title"]:
+                    continue
+                prem = " ".join(b["win"])
+                if a["title"] in prem:
+                    continue
+                shared = len(about & b["cw"]) / len(about)
+                if 0.25 <= shared < 0.6 and (best is None or shared > best[0]):
+                    best = (shared, prem)
+            if best:
+                negs.append((best[1], "same_kind_hard"))
+            if not negs:
+                continue
+            made += 1
+            if rng.random() < 0.5:
+                add(" ".join(win), claim, "entailment", "anchor_full", a["title"])
+            else:
+                width = rng.choice([1, 2, 3])
+                s0 = max(0, min(j - rng.randrange(width), len(win) - width))
+                add(" ".join(win[s0:s0 + width]), claim, "entailment", "anchor_window", a["title"])
+            for prem, gen in negs:
+                add(prem, claim, "neutral", gen, a["title"])
+    return out

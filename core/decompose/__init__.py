@@ -1,7 +1,8 @@
 """Decompose stage: input text → claims, each with the span of the input it came from.
 
 Interface: :class:`~core.decompose.base.Decomposer` (``decompose(text) -> list[Claim]``) in
-``base.py``. Variants: ``sentence`` (base.py), ``rules`` (rules.py), ``llm`` (llm.py);
+``base.py``. Variants: ``sentence`` (base.py), ``rules`` (rules.py), ``llm`` (llm.py),
+``atomic`` (atomic.py: the trained LoRA decomposer);
 ``citations.py`` keeps an answer's ``[n]`` markers on its claims. This module is the registry:
 to add a variant, write a class with ``name`` and ``decompose`` that imports only ``base``, and
 add one entry below — the CLI, the settings and the TUI read :data:`DECOMPOSERS`.
@@ -13,12 +14,13 @@ from core.decompose.base import Claim, Decomposer, SentenceDecomposer
 
 __all__ = ["DECOMPOSERS", "Claim", "Decomposer", "SentenceDecomposer", "make_decomposer"]
 
-DECOMPOSERS = ("rules", "sentence", "llm")
+DECOMPOSERS = ("rules", "sentence", "llm", "atomic")
 
 
 def make_decomposer(name: str, splitter_factory, llm_spec: str | None = None) -> Decomposer:
-    """``rules`` (default: deterministic atomic claims), ``sentence``, or ``llm`` (a GGUF model,
-    ``llm_spec``: ``embedded`` or a path; llm.py)."""
+    """``rules`` (default: deterministic atomic claims), ``sentence``, ``llm`` (a GGUF model,
+    ``llm_spec``: ``embedded`` or a path; llm.py), or ``atomic`` (the shipped LoRA adapter over
+    the embedded SmolLM2 base it was trained on; ``llm_spec`` does not apply; atomic.py)."""
     from core.errors import InputError
 
     if name == "sentence":
@@ -32,4 +34,9 @@ def make_decomposer(name: str, splitter_factory, llm_spec: str | None = None) ->
         from models.llm import load_llm
 
         return LLMDecomposer(load_llm(llm_spec))
+    if name == "atomic":
+        from core.decompose.atomic import AtomicDecomposer
+        from models.atomic import load_atomic_llm
+
+        return AtomicDecomposer(load_atomic_llm())
     raise InputError(f"unknown decomposer {name!r} (available: {', '.join(DECOMPOSERS)})")

@@ -237,6 +237,8 @@ def evaluate_decompose(
         fallback = 0
         seconds = 0.0
         dec.decompose(answers[0].sentences[0][0] if answers[0].sentences else answers[0].text[:200])  # load models untimed
+        if isinstance(getattr(dec, "stats", None), dict):  # the atomic decomposer's guard counts, from here on
+            dec.stats.clear()
         for ans in answers:
             t0 = time.perf_counter()
             claims = [c for c in dec.decompose(ans.text) if c.checkable]
@@ -258,6 +260,8 @@ def evaluate_decompose(
         n_timed = sum(len(a.sentences) for a in answers)
         systems[name] = {**tally.row(), "ms_per_sentence": 1000 * seconds / max(1, n_timed), "sentences_timed": n_timed,
                          "fallback_claims": fallback}  # llm decomposer: claims that came from its rules fallback
+        if isinstance(getattr(dec, "stats", None), dict):
+            systems[name]["guard"] = dict(dec.stats)  # how often the no-invented-facts guard fired
     refs: dict[str, dict] = {}
     if references:
         for ref in dict.fromkeys(r for a in answers for r in a.references):

@@ -73,7 +73,8 @@ def decompose(
     ctx: typer.Context,
     text: Annotated[str | None, typer.Argument(help="The text to split into claims.")] = None,
     decomposer: Annotated[
-        str | None, typer.Option(help="rules (atomic, decontextualised), sentence, or llm (GGUF model)." + FROM_SETTINGS)
+        str | None, typer.Option(help="rules (atomic, decontextualised), sentence, llm (GGUF model), or atomic "
+                                  "(the trained FActScore-style decomposer)." + FROM_SETTINGS)
     ] = None,
     jsonl: Annotated[Path | None, typer.Option(help="Batch: one JSON object per line with 'text' and optional 'id'; JSONL out.")] = None,
     llm: Annotated[
@@ -181,7 +182,7 @@ def check(
     mode: Annotated[str | None, typer.Option("--mode", "-m", help=MODE_HELP + FROM_SETTINGS)] = None,
     k: Annotated[int | None, typer.Option("-k", min=1, max=100, help="Passages per claim." + FROM_SETTINGS)] = None,
     decomposer: Annotated[
-        str | None, typer.Option(help="Decomposer: rules (atomic claims), sentence or llm." + FROM_SETTINGS)
+        str | None, typer.Option(help="Decomposer: rules (atomic claims), sentence, llm or atomic (trained)." + FROM_SETTINGS)
     ] = None,
     verifier: Annotated[
         str | None, typer.Option(help="NLI model: embedded, a folder or a cached HF id." + FROM_SETTINGS)

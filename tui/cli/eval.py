@@ -192,7 +192,7 @@ def eval_decompose(
     ctx: typer.Context,
     path: Annotated[list[Path], typer.Option(help="A dataset JSONL; repeat --path to run several files in one go.")],
     dataset: Annotated[str, typer.Option(help="factscore, factcheck-gpt, feverfact, or auto (detected per file).")] = "auto",
-    decomposers: Annotated[str, typer.Option(help="Comma-separated: sentence,rules,llm.")] = "sentence,rules",
+    decomposers: Annotated[str, typer.Option(help="Comma-separated: sentence,rules,llm,atomic.")] = "sentence,rules",
     match: Annotated[str, typer.Option(help="Claim matching: nli (bidirectional entailment), jaccard (token-set "
                                             "Jaccard >= 0.6 and >= 0.8, as PropSegmEnt) or embedding.")] = "nli",
     fold: Annotated[str | None, typer.Option(help="Only some topics: K/N keeps fold K of N (by topic hash), !K/N the rest.")] = None,

@@ -1,0 +1,136 @@
+"""The ``atomic`` decomposer: FActScore-style atomic facts from a LoRA fine-tune of SmolLM2.
+
+FActScore (Min et al. 2023, §3.1; seed 004 §5.5) breaks each sentence of a generation into
+atomic facts, "short sentences conveying one piece of information", written by InstructGPT
+and edited by people. This decomposer learns that task: a LoRA adapter over the embedded
+SmolLM2-135M-Instruct GGUF, trained by ``models/train_decomposer.py`` on FActScore's human
+atomic facts (topics of one fold only), FEVERFact validation and FActScore's demonstrations,
+and applied by llama.cpp at load (``models/decomposer/atomic-lora.gguf``, ``models/atomic.py``).
+
+Per sentence (spaCy sentences, as the ``llm`` decomposer): the prompt holds the sentence and
+its context (the answer's first sentence and the one before it), both fenced as untrusted
+data; the answer is one fact per "- " line, decoded greedily, seeded, in 32-token prompt
+blocks like every other call of the runtime (models/llm.py).
+
+The guard (no invented facts; issue 17 item 4) is the ``llm`` decomposer's: a fact is kept
+only if every content word and number occurs in its sentence or context
+(:func:`core.decompose.llm.invented_words`), it carries a content word of its own sentence
+(not only the context's), has at least 3 words and is no duplicate. :attr:`stats` counts
+how often each part fires, over the life of the object. A checkable sentence for which no
+fact survives gets the rules decomposer's claims, with a note, as in ``llm``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import replace
+
+from core.decompose.base import Claim, Decomposer
+from core.decompose.llm import MIN_WORDS, _default_fallback, _default_nlp, _key, _tidy, _trimmed, invented_words
+from core.decompose.rules import check_worthiness
+from core.text import words
+from models.atomic import context_of, messages, parse_answer
+from models.llm import LLMOutputError
+from models.registry import ModelError
+
+
+class AtomicDecomposer:
+    """Trained FActScore-style decomposition, guarded (see module docstring)."""
+
+    name = "atomic"
+
+    def __init__(
+        self, llm, nlp_factory: Callable[[], object] | None = None,
+        fallback_factory: Callable[[], Decomposer] | None = None, max_tokens: int = 160,
+    ) -> None:
+        """``llm`` is a models.llm.LLM loaded with the adapter (``lora_path``)."""
+        self.llm = llm
+        self.max_tokens = max_tokens
+        self._nlp_factory = nlp_factory or _default_nlp
+        self._nlp = None
+        self._fallback_factory = fallback_factory or _default_fallback
+        self._fallback: Decomposer | None = None
+        self.warnings: list[str] = []
+        # written / kept / dropped_invented / dropped_context_only / dropped_short / duplicates;
+        # sentences / fallback_sentences
+        self.stats: Counter[str] = Counter()
+
+    def facts(self, sentence: str, context: str) -> list[str]:
+        """The facts the model writes for one sentence (unfiltered)."""
+        return parse_answer(self.llm.generate(messages(sentence, context), max_tokens=self.max_tokens))
+
+    def keep(self, facts: list[str], sentence: str, context: str, seen: set[frozenset[str]]) -> list[str]:
+        """The guard: the facts that state only what the sentence (and context) say."""
+        source = sentence + " " + context
+        own = _key(sentence) - _key(context)
+        out = []
+        for fact in facts:
+            self.stats["written"] += 1
+            fact = _tidy(fact)
+            key = _key(fact)
+            if len(words(fact)) < MIN_WORDS:
+                self.stats["dropped_short"] += 1
+            elif invented_words(fact, source):
+                self.stats["dropped_invented"] += 1
+            elif own and not key & own:
+                self.stats["dropped_context_only"] += 1
+            elif key in seen:
+                self.stats["duplicates"] += 1
+            else:
+                seen.add(key)
+                out.append(fact)
+                self.stats["kept"] += 1
+        return out
+
+    def decompose(self, text: str) -> list[Claim]:
+        self.warnings = []
+        if self._nlp is None:
+            self._nlp = self._nlp_factory()
+        doc = self._nlp(text)
+        sents = list(doc.sents)
+        rules_claims: list[Claim] | None = None
+        claims: list[Claim] = []
+        seen: set[frozenset[str]] = set()
+        broken: str | None = None
+        for i, sent in enumerate(sents):
+            start, end = _trimmed(text, sent.start_char, sent.end_char)
+            if start >= end:
+                continue
+            sentence = text[start:end]
+            subj = [t for t in sent if t.dep_ in ("nsubj", "nsubjpass") and t.head == sent.root]
+            reason = check_worthiness(sentence, sent.root.tag_, bool(subj))
+            if reason:
+                claims.append(Claim(len(claims), sentence, (start, end), checkable=False, note=reason))
+                continue
+            self.stats["sentences"] += 1
+            context = context_of(sents[0].text, sents[i - 1].text) if i else ""
+            failure = broken
+            kept: list[Claim] = []
+            if failure is None:
+                try:
+                    facts = self.facts(sentence, context)
+                except (LLMOutputError, ModelError) as exc:
+                    failure = f"atomic decomposer unusable: {exc}"
+                    if isinstance(exc, ModelError):
+                        broken = failure
+                else:
+                    kept = [Claim(0, f, (start, end), context=sentence) for f in self.keep(facts, sentence, context, seen)]
+                    if not kept:
+                        failure = "atomic decomposer wrote no fact faithful to the sentence"
+            if failure is not None:
+                self.stats["fallback_sentences"] += 1
+                if rules_claims is None:
+                    rules_claims = self._fallback_instance().decompose(text)
+                kept = [replace(c, note=f"{failure}; rules decomposer used")
+                        for c in rules_claims if start <= c.span[0] < end and c.checkable]
+                for c in kept:
+                    seen.add(_key(c.text))
+                self.warnings.append(f"sentence {i + 1}: {failure}; rules decomposer used")
+            claims.extend(kept)
+        return [replace(c, idx=i) for i, c in enumerate(claims)]
+
+    def _fallback_instance(self) -> Decomposer:
+        if self._fallback is None:
+            self._fallback = self._fallback_factory()
+        return self._fallback

@@ -1,0 +1,104 @@
+"""The atomic decomposer: the shipped LoRA adapter over the embedded SmolLM2 base, its guard
+against invented facts (with a fake LLM), the prompt shared with training, and how the CLI
+and the settings select it or report a missing adapter."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.decompose.atomic import AtomicDecomposer
+from core.decompose.llm import invented_words
+from core.decompose.rules import RulesDecomposer
+from core.text import STOPWORDS, words
+from models.atomic import flat_messages, parse_answer
+
+BIO = "Lanny Flaherty is an American actor born on December 18, 1949, in Pensacola, Florida."
+
+
+class FakeLLM:
+    """Answers every prompt with the same text; records the prompts."""
+
+    ref = None
+
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+        self.prompts: list = []
+
+    def generate(self, messages, max_tokens: int = 256, **_) -> str:
+        self.prompts.append(messages)
+        return self.answer
+
+
+@pytest.fixture(scope="module")
+def rules():
+    return RulesDecomposer()
+
+
+@pytest.fixture(scope="module")
+def atomic(rules):
+    from models.atomic import load_atomic_llm
+
+    return AtomicDecomposer(load_atomic_llm(), fallback_factory=lambda: rules)
+
+
+def test_the_guard_drops_an_invented_fact_and_counts_it(rules):
+    dec = AtomicDecomposer(FakeLLM("- Lanny Flaherty is an actor.\n- Lanny Flaherty was born in Paris.\n"
+                                   "- lanny flaherty is an Actor\n- Actor."), fallback_factory=lambda: rules)
+    claims = dec.decompose(BIO)
+    assert [c.text for c in claims] == ["Lanny Flaherty is an actor."]
+    assert claims[0].span == (0, len(BIO)) and claims[0].context == BIO and claims[0].checkable
+    assert dec.stats["written"] == 4 and dec.stats["kept"] == 1
+    assert dec.stats["dropped_invented"] == 1 and dec.stats["duplicates"] == 1 and dec.stats["dropped_short"] == 1
+
+
+def test_nothing_faithful_falls_back_to_rules_with_a_note(rules):
+    dec = AtomicDecomposer(FakeLLM("- Flaherty won an Oscar in 2001."), fallback_factory=lambda: rules)
+    claims = dec.decompose(BIO)
+    assert claims and all("rules decomposer used" in c.note for c in claims)
+    assert dec.stats["fallback_sentences"] == 1 and dec.warnings
+
+
+def test_later_sentences_see_the_answers_first_sentence_as_fenced_context(rules):
+    fake = FakeLLM("- He appeared in films.")
+    AtomicDecomposer(fake, fallback_factory=lambda: rules).decompose(BIO + " He has appeared in films.")
+    first, second = fake.prompts
+    text = json.dumps(flat_messages("He has appeared in films.", BIO))
+    assert "CONTEXT" not in json.dumps(str(first)) and "<<<CONTEXT" in text
+    assert any("Lanny Flaherty" in str(p) for p in second[1][1])
+
+
+def test_parse_answer_reads_one_fact_per_line():
+    assert parse_answer("- A is B.\n\n-  C is D.\n- A is B.") == ["A is B.", "C is D."]
+
+
+def test_the_shipped_adapter_splits_a_compound_bio_sentence(atomic):
+    facts = atomic.facts(BIO, "")
+    kept = atomic.keep(facts, BIO, "", set())
+    assert len(kept) >= 3, facts  # a careful annotator writes 5 facts here (FActScore)
+    claims = atomic.decompose(BIO)
+    assert len(claims) >= 3 and all(c.note is None and c.checkable for c in claims), claims
+    src = set(words(BIO))
+    for c in claims:
+        assert c.span == (0, len(BIO))
+        assert invented_words(c.text, BIO) == []
+        assert {w for w in words(c.text) if w not in STOPWORDS} <= src | {w + "s" for w in src} | {w.rstrip("s") for w in src}
+    assert len({c.text.lower() for c in claims}) == len(claims)
+    assert atomic.llm.ref.manifest()["lora_sha256"]  # a run records which adapter it used
+
+
+def test_settings_and_cli_accept_atomic_and_a_missing_adapter_exits_5(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    import models.atomic
+    from core.settings import load_settings
+    from tui.cli import app
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[run]\ndecomposer = "atomic"\n')
+    assert load_settings(cfg).decomposer == "atomic"
+    monkeypatch.setattr(models.atomic, "ADAPTER_FILE", tmp_path / "missing-lora.gguf")
+    res = CliRunner().invoke(app, ["decompose", BIO, "--decomposer", "atomic"])
+    assert res.exit_code == 5, res.output
+    assert "adapter is missing" in res.stderr and len(res.stderr.strip().splitlines()) == 1

@@ -24,11 +24,18 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import replace
 
 from core.decompose.base import Claim, Decomposer
-from core.decompose.llm import MIN_WORDS, _default_fallback, _default_nlp, _key, _tidy, _trimmed, invented_words
-from core.decompose.rules import check_worthiness
+from core.decompose.llm import (
+    MIN_WORDS,
+    SentenceFailure,
+    _default_fallback,
+    _default_nlp,
+    _key,
+    _tidy,
+    invented_words,
+    walk_sentences,
+)
 from core.text import words
 from models.atomic import context_of, messages, parse_answer
 from models.llm import LLMOutputError
@@ -87,48 +94,27 @@ class AtomicDecomposer:
         self.warnings = []
         if self._nlp is None:
             self._nlp = self._nlp_factory()
-        doc = self._nlp(text)
-        sents = list(doc.sents)
-        rules_claims: list[Claim] | None = None
-        claims: list[Claim] = []
-        seen: set[frozenset[str]] = set()
-        broken: str | None = None
-        for i, sent in enumerate(sents):
-            start, end = _trimmed(text, sent.start_char, sent.end_char)
-            if start >= end:
-                continue
-            sentence = text[start:end]
-            subj = [t for t in sent if t.dep_ in ("nsubj", "nsubjpass") and t.head == sent.root]
-            reason = check_worthiness(sentence, sent.root.tag_, bool(subj))
-            if reason:
-                claims.append(Claim(len(claims), sentence, (start, end), checkable=False, note=reason))
-                continue
-            self.stats["sentences"] += 1
-            context = context_of(sents[0].text, sents[i - 1].text) if i else ""
-            failure = broken
-            kept: list[Claim] = []
-            if failure is None:
-                try:
-                    facts = self.facts(sentence, context)
-                except (LLMOutputError, ModelError) as exc:
-                    failure = f"atomic decomposer unusable: {exc}"
-                    if isinstance(exc, ModelError):
-                        broken = failure
-                else:
-                    kept = [Claim(0, f, (start, end), context=sentence) for f in self.keep(facts, sentence, context, seen)]
-                    if not kept:
-                        failure = "atomic decomposer wrote no fact faithful to the sentence"
-            if failure is not None:
-                self.stats["fallback_sentences"] += 1
-                if rules_claims is None:
-                    rules_claims = self._fallback_instance().decompose(text)
-                kept = [replace(c, note=f"{failure}; rules decomposer used")
-                        for c in rules_claims if start <= c.span[0] < end and c.checkable]
-                for c in kept:
-                    seen.add(_key(c.text))
-                self.warnings.append(f"sentence {i + 1}: {failure}; rules decomposer used")
-            claims.extend(kept)
-        return [replace(c, idx=i) for i, c in enumerate(claims)]
+        sents = list(self._nlp(text).sents)
+
+        def context(i: int) -> str:
+            return context_of(sents[0].text, sents[i - 1].text) if i else ""
+
+        walk = walk_sentences(text, sents, context, self._sentence_claims, self._fallback_instance, self.warnings)
+        self.stats["sentences"] += walk.checkable
+        self.stats["fallback_sentences"] += walk.fallbacks
+        return walk.claims
+
+    def _sentence_claims(self, sentence: str, context: str, span: tuple[int, int],
+                         seen: set[frozenset[str]]) -> list[Claim]:
+        """The guarded facts of one sentence; SentenceFailure when none is usable."""
+        try:
+            facts = self.facts(sentence, context)
+        except (LLMOutputError, ModelError) as exc:
+            raise SentenceFailure(f"atomic decomposer unusable: {exc}", broken=isinstance(exc, ModelError)) from exc
+        kept = [Claim(0, f, span, context=sentence) for f in self.keep(facts, sentence, context, seen)]
+        if not kept:
+            raise SentenceFailure("atomic decomposer wrote no fact faithful to the sentence")
+        return kept
 
     def _fallback_instance(self) -> Decomposer:
         if self._fallback is None:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from core.decompose.base import Claim, Decomposer
 from core.decompose.rules import check_worthiness
@@ -193,59 +193,106 @@ class LLMDecomposer:
         self.warnings = []
         if self._nlp is None:
             self._nlp = self._nlp_factory()
-        doc = self._nlp(text)
-        sents = list(doc.sents)
-        rules_claims: list[Claim] | None = None
-        claims: list[Claim] = []
-        seen: set[frozenset[str]] = set()
-        llm_broken: str | None = None
-        for i, sent in enumerate(sents):
-            start, end = _trimmed(text, sent.start_char, sent.end_char)
-            if start >= end:
+        sents = list(self._nlp(text).sents)
+
+        def context(i: int) -> str:
+            return " ".join(s.text.strip() for s in ([sents[0]] if i > 1 else []) + sents[max(0, i - 1) : i])
+
+        return walk_sentences(text, sents, context, self._sentence_claims, self._rules, self.warnings).claims
+
+    def _sentence_claims(self, sentence: str, context: str, span: tuple[int, int],
+                         seen: set[frozenset[str]]) -> list[Claim]:
+        """The guarded claims of one sentence; SentenceFailure when none is usable."""
+        try:
+            pairs = self.facts(sentence, context)
+        except ModelError as exc:
+            raise SentenceFailure(f"llm unavailable: {exc}", broken=True) from exc
+        except LLMOutputError as exc:
+            raise SentenceFailure(f"llm output unusable: {exc}") from exc
+        source = sentence + " " + context
+        own = _key(sentence) - _key(context)  # what only this sentence says
+        kept: list[Claim] = []
+        for contextual, standalone in pairs:
+            standalone = _tidy(standalone)
+            key = _key(standalone)
+            if len(words(standalone)) < MIN_WORDS or key in seen or invented_words(standalone, source):
                 continue
-            sentence = text[start:end]
-            subj = [t for t in sent if t.dep_ in ("nsubj", "nsubjpass") and t.head == sent.root]
-            reason = check_worthiness(sentence, sent.root.tag_, bool(subj))
-            if reason:
-                claims.append(Claim(len(claims), sentence, (start, end), checkable=False, note=reason))
-                continue
-            context = " ".join(s.text.strip() for s in ([sents[0]] if i > 1 else []) + sents[max(0, i - 1) : i])
-            kept: list[Claim] = []
-            failure = llm_broken
-            if failure is None:
-                try:
-                    pairs = self.facts(sentence, context)
-                except (LLMOutputError, ModelError) as exc:
-                    failure = f"llm output unusable: {exc}"
-                    if isinstance(exc, ModelError):
-                        llm_broken = failure = f"llm unavailable: {exc}"
-                else:
-                    source = sentence + " " + context
-                    own = _key(sentence) - _key(context)  # what only this sentence says
-                    for contextual, standalone in pairs:
-                        standalone = _tidy(standalone)
-                        key = _key(standalone)
-                        if len(words(standalone)) < MIN_WORDS or key in seen or invented_words(standalone, source):
-                            continue
-                        if own and not key & own:
-                            continue  # only restates the context: not a fact of this sentence
-                        seen.add(key)
-                        ctx_form = _tidy(contextual)
-                        if invented_words(ctx_form, source):
-                            ctx_form = sentence
-                        kept.append(Claim(0, standalone, (start, end), context=ctx_form))
-                    if not kept:
-                        failure = "llm wrote no claim faithful to the sentence"
-            if failure is not None:
-                if rules_claims is None:
-                    rules_claims = self._rules().decompose(text)
-                kept = [replace(c, note=f"{failure}; rules decomposer used")
-                        for c in rules_claims if start <= c.span[0] < end and c.checkable]
-                for c in kept:
-                    seen.add(_key(c.text))
-                self.warnings.append(f"sentence {i + 1}: {failure}; rules decomposer used")
-            claims.extend(kept)
-        return [replace(c, idx=i) for i, c in enumerate(claims)]
+            if own and not key & own:
+                continue  # only restates the context: not a fact of this sentence
+            seen.add(key)
+            ctx_form = _tidy(contextual)
+            if invented_words(ctx_form, source):
+                ctx_form = sentence
+            kept.append(Claim(0, standalone, span, context=ctx_form))
+        if not kept:
+            raise SentenceFailure("llm wrote no claim faithful to the sentence")
+        return kept
+
+
+class SentenceFailure(Exception):
+    """No usable claim for one sentence; ``broken``: the model itself failed, so every later
+    sentence goes straight to the fallback too."""
+
+    def __init__(self, message: str, broken: bool = False) -> None:
+        super().__init__(message)
+        self.broken = broken
+
+
+@dataclass
+class Walk:
+    """What a walk over an answer's sentences produced."""
+
+    claims: list[Claim]
+    checkable: int = 0  # sentences sent to the model (or to the fallback once it broke)
+    fallbacks: int = 0  # of those, the sentences the rules decomposer covered
+
+
+def walk_sentences(
+    text: str, sents: list, context: Callable[[int], str],
+    sentence_claims: Callable[[str, str, tuple[int, int], set[frozenset[str]]], list[Claim]],
+    fallback: Callable[[], Decomposer], warnings: list[str],
+) -> Walk:
+    """The per-sentence walk the LLM decomposers share (FActScore §3.1: one sentence at a time,
+    with what came before as context): uncheckable sentences become non-checkable claims (as
+    the rules decomposer marks them); each checkable one goes to ``sentence_claims``, and where
+    that fails, the rules decomposer's claims for the same span stand in, with a note and a
+    warning, so a sentence is never silently lost."""
+    rules_claims: list[Claim] | None = None
+    walk = Walk([])
+    seen: set[frozenset[str]] = set()
+    broken: str | None = None
+    for i, sent in enumerate(sents):
+        start, end = _trimmed(text, sent.start_char, sent.end_char)
+        if start >= end:
+            continue
+        sentence = text[start:end]
+        subj = [t for t in sent if t.dep_ in ("nsubj", "nsubjpass") and t.head == sent.root]
+        reason = check_worthiness(sentence, sent.root.tag_, bool(subj))
+        if reason:
+            walk.claims.append(Claim(len(walk.claims), sentence, (start, end), checkable=False, note=reason))
+            continue
+        walk.checkable += 1
+        failure = broken
+        kept: list[Claim] = []
+        if failure is None:
+            try:
+                kept = sentence_claims(sentence, context(i), (start, end), seen)
+            except SentenceFailure as exc:
+                failure = str(exc)
+                if exc.broken:
+                    broken = failure
+        if failure is not None:
+            walk.fallbacks += 1
+            if rules_claims is None:
+                rules_claims = fallback().decompose(text)
+            kept = [replace(c, note=f"{failure}; rules decomposer used")
+                    for c in rules_claims if start <= c.span[0] < end and c.checkable]
+            for c in kept:
+                seen.add(_key(c.text))
+            warnings.append(f"sentence {i + 1}: {failure}; rules decomposer used")
+        walk.claims.extend(kept)
+    walk.claims = [replace(c, idx=i) for i, c in enumerate(walk.claims)]
+    return walk
 
 
 def _user_turn(sentence: str, context: str) -> list:

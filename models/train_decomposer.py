@@ -50,6 +50,7 @@ import torch
 
 from models.atomic import answer_text, context_of, flat_messages
 from models.llm import EMBEDDED_LLM_FILE, EMBEDDED_LLM_PACKAGE
+from models.train_nli import load_training_state, save_training_state
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 _LOG_PATH: Path | None = None
@@ -244,13 +245,9 @@ def main(argv: list[str] | None = None) -> int:
         opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm)) if s >= warm
         else (s + 1) / warm)
     step = 0
-    if args.resume and (ckpt / "state.pt").exists():
+    if args.resume and (ckpt / "state.json").exists():
         set_peft_model_state_dict(model, load_file(str(ckpt / "adapter.safetensors")))
-        state = torch.load(ckpt / "state.pt", weights_only=False)  # our own file: optimiser + RNG state
-        opt.load_state_dict(state["opt"])
-        sched.load_state_dict(state["sched"])
-        torch.set_rng_state(state["torch_rng"])
-        step = state["step"]
+        step = load_training_state(ckpt, model, opt, sched)["step"]  # safetensors + JSON, no pickle
         log_event("resume", step=step)
     else:
         log_event("start", config=cfg, config_path=args.config, base=str(gguf), base_file=gguf.name,
@@ -269,9 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         save_file(sd, str(ckpt / "adapter.safetensors"))
         save_file(sd, str(ckpt / "adapter_model.safetensors"))  # with the config: a PEFT folder the exporter reads
         model.peft_config["default"].save_pretrained(str(ckpt))
-        torch.save({"opt": opt.state_dict(), "sched": sched.state_dict(), "torch_rng": torch.get_rng_state(),
-                    "step": step}, ckpt / "state.pt.tmp")
-        os.replace(ckpt / "state.pt.tmp", ckpt / "state.pt")
+        save_training_state(ckpt, model, opt, sched, {"step": step})
 
     start_step = step
     budget = (args.max_minutes or tr.get("max_minutes") or 1e9) * 60

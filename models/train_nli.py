@@ -671,6 +671,23 @@ def save_checkpoint(ckpt: Path, model, opt, sched, state: dict) -> None:
     tmp = ckpt.with_name(ckpt.name + ".tmp")
     tmp.mkdir(parents=True, exist_ok=True)
     save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(tmp / "model.safetensors"))
+    save_training_state(tmp, model, opt, sched, state)
+    if ckpt.exists():
+        old = ckpt.with_name(ckpt.name + ".old")
+        if old.exists():
+            for f in old.iterdir():
+                f.unlink()
+            old.rmdir()
+        ckpt.rename(old)
+    tmp.rename(ckpt)
+
+
+def save_training_state(folder: Path, model, opt, sched, state: dict) -> None:
+    """The optimizer, scheduler and RNG part of a checkpoint, without pickle: AdamW moments and
+    the torch RNG state as ``optimizer.safetensors``, scalars and ``state`` as ``state.json``.
+    Shared with models/train_decomposer.py (a LoRA model: only trainable parameters have state)."""
+    from safetensors.torch import save_file
+
     names = {id(p): n for n, p in model.named_parameters()}
     tensors: dict[str, torch.Tensor] = {"rng.torch": torch.get_rng_state()}
     scalars: dict[str, dict] = {}
@@ -686,19 +703,11 @@ def save_checkpoint(ckpt: Path, model, opt, sched, state: dict) -> None:
                     tensors[f"{name}::{key}"] = val.detach().contiguous()
                 else:
                     scalars[name][key] = float(val)
-    save_file(tensors, str(tmp / "optimizer.safetensors"))
+    save_file(tensors, str(folder / "optimizer.safetensors"))
     sd = sched.state_dict()
     meta = {**state, "scheduler": {k: v for k, v in sd.items() if k != "lr_lambdas"},
             "optimizer_scalars": scalars, "saved": datetime.now(UTC).isoformat(timespec="seconds")}
-    (tmp / "state.json").write_text(json.dumps(meta), encoding="utf-8")
-    if ckpt.exists():
-        old = ckpt.with_name(ckpt.name + ".old")
-        if old.exists():
-            for f in old.iterdir():
-                f.unlink()
-            old.rmdir()
-        ckpt.rename(old)
-    tmp.rename(ckpt)
+    (folder / "state.json").write_text(json.dumps(meta), encoding="utf-8")
 
 
 def load_checkpoint(ckpt: Path, model, opt, sched) -> dict:
@@ -706,8 +715,15 @@ def load_checkpoint(ckpt: Path, model, opt, sched) -> dict:
     from safetensors.torch import load_file
 
     model.load_state_dict(load_file(str(ckpt / "model.safetensors")))
-    meta = json.loads((ckpt / "state.json").read_text(encoding="utf-8"))
-    tensors = load_file(str(ckpt / "optimizer.safetensors"))
+    return load_training_state(ckpt, model, opt, sched)
+
+
+def load_training_state(folder: Path, model, opt, sched) -> dict:
+    """Restore what :func:`save_training_state` wrote; returns the JSON state."""
+    from safetensors.torch import load_file
+
+    meta = json.loads((folder / "state.json").read_text(encoding="utf-8"))
+    tensors = load_file(str(folder / "optimizer.safetensors"))
     params = dict(model.named_parameters())
     for name, sc in meta["optimizer_scalars"].items():
         p = params[name]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -68,14 +69,36 @@ def open_db(path: str | Path) -> sqlite_utils.Database:
                 f"{path} has schema version {version}, newer than this claimscope "
                 f"understands ({SCHEMA_VERSION}); upgrade claimscope to open it"
             )
-        if db.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")
+        _enable_wal(conn)
         if version < SCHEMA_VERSION:
             _migrate(db, version)
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise StoreError(f"{path} is not a usable claimscope database: {exc}") from exc
     return db
+
+
+def _enable_wal(conn: sqlite3.Connection) -> None:
+    """Switch a database to WAL, waiting out other processes that are doing the same.
+
+    Changing the journal mode needs an exclusive lock, and SQLite answers "database is locked"
+    at once there instead of calling the busy handler — two `source add` racing to create one
+    new database saw it. So retry with backoff until the busy timeout; the switch is idempotent.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.01
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
 
 
 def _refuse_truncated(path: Path) -> None:

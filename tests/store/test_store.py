@@ -74,3 +74,39 @@ def test_foreign_keys_are_enforced(tmp_path):
     db = open_db(tmp_path / "a.db")
     with pytest.raises(sqlite3.IntegrityError), write_tx(db):
         db.execute("INSERT INTO claims(run_id, idx, text) VALUES (999, 0, 'orphan')")
+
+
+class _LockedOnce:
+    """A connection whose first journal-mode switches fail the way SQLite fails them when another
+    process is switching the same new database to WAL: at once, without the busy handler."""
+
+    def __init__(self, conn: sqlite3.Connection, failures: int):
+        self.conn, self.failures = conn, failures
+
+    def execute(self, sql: str, *args):
+        if sql.startswith("PRAGMA journal_mode =") and self.failures:
+            self.failures -= 1
+            raise sqlite3.OperationalError("database is locked")
+        return self.conn.execute(sql, *args)
+
+
+def test_switch_to_wal_waits_out_a_concurrent_switch(tmp_path):
+    """Two `source add` creating one database raced here and one exited 'database is locked'."""
+    from store.db import _enable_wal
+
+    conn = sqlite3.connect(tmp_path / "a.db")
+    locked = _LockedOnce(conn, failures=3)
+    _enable_wal(locked)
+    assert locked.failures == 0
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_wal_switch_that_fails_otherwise_is_not_retried(tmp_path):
+    from store.db import _enable_wal
+
+    class Broken:
+        def execute(self, sql, *args):
+            raise sqlite3.OperationalError("disk I/O error")
+
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
+        _enable_wal(Broken())

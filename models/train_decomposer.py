@@ -20,6 +20,11 @@ What it does, all driven by the TOML config:
   warm-up + linear decay, gradient clipping, length-bucketed batches;
 * checkpoints every ``checkpoint_every`` steps to ``<work>/checkpoint`` (adapter, optimiser,
   scheduler, RNG, step); ``--resume`` continues from there;
+* ``--init-adapter DIR --start-step N`` is a warm restart for a run whose checkpoint cannot be
+  read (the first run's optimiser state was a torch pickle, which this project never loads):
+  the adapter weights of step N (a PEFT folder, safetensors), the learning-rate schedule
+  positioned at step N of the same plan, the plan's batches from N on, and FRESH AdamW moments
+  (logged as a ``warm_restart`` event);
 * writes the adapter in PEFT format to ``<work>/adapter`` and the base's config and tokenizer
   to ``<work>/base`` (what ``models/export_decomposer.py`` needs to write the LoRA GGUF), and
   appends every event (data mix, recipe, losses, timing) to the JSONL log.
@@ -200,6 +205,51 @@ def answer_loss(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     return torch.nn.functional.cross_entropy(logits.float(), labels[keep])
 
 
+def make_schedule(opt: torch.optim.Optimizer, total: int, warmup_ratio: float) -> torch.optim.lr_scheduler.LambdaLR:
+    """Linear warm-up over ``warmup_ratio`` of ``total`` steps, then linear decay to 0 at ``total``."""
+    warm = max(1, int(total * warmup_ratio))
+    return torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm)) if s >= warm
+        else (s + 1) / warm)
+
+
+def position_schedule(sched: torch.optim.lr_scheduler.LambdaLR, step: int) -> None:
+    """Put a fresh schedule where it stands after ``step`` optimiser steps (a warm restart):
+    the optimiser's lr becomes the one the uninterrupted run would use for step ``step + 1``."""
+    import warnings
+
+    with warnings.catch_warnings():  # "scheduler.step() before optimizer.step()": intended here
+        warnings.simplefilter("ignore", UserWarning)
+        for _ in range(step):
+            sched.step()
+
+
+def load_init_adapter(model, folder: Path) -> int:
+    """Load a PEFT adapter folder (``adapter_model.safetensors``; never a pickle) into the LoRA
+    ``model``; every LoRA tensor of the model must be present with its shape, or ValueError
+    (a silently half-loaded adapter would train from partly random weights). Returns the count."""
+    from peft import get_peft_model_state_dict, set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    path = folder / "adapter_model.safetensors"
+    if not path.exists():
+        path = folder / "adapter.safetensors"
+    if not path.exists():
+        raise ValueError(f"no adapter_model.safetensors in {folder}")
+    sd = load_file(str(path))
+    want = get_peft_model_state_dict(model)
+    missing = sorted(set(want) - set(sd))
+    extra = sorted(set(sd) - set(want))
+    if missing or extra:
+        raise ValueError(f"adapter {path} does not fit the model: {len(missing)} tensors missing "
+                         f"({missing[:2]}), {len(extra)} unexpected ({extra[:2]})")
+    bad = [k for k in want if tuple(want[k].shape) != tuple(sd[k].shape)]
+    if bad:
+        raise ValueError(f"adapter {path}: shapes differ for {len(bad)} tensors ({bad[:2]})")
+    set_peft_model_state_dict(model, sd)
+    return len(sd)
+
+
 def main(argv: list[str] | None = None) -> int:
     global _LOG_PATH
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -210,7 +260,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--probe-steps", type=int, default=0, help="only time N steps (nothing saved)")
     ap.add_argument("--max-minutes", type=float, default=None)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--init-adapter", default=None,
+                    help="warm restart: start from this PEFT adapter folder (fresh AdamW moments)")
+    ap.add_argument("--start-step", type=int, default=0,
+                    help="with --init-adapter: the step those weights were saved at (schedule and batches resume there)")
     args = ap.parse_args(argv)
+    if args.start_step and not args.init_adapter:
+        ap.error("--start-step needs --init-adapter")
+    if args.init_adapter and args.resume:
+        ap.error("--init-adapter and --resume exclude each other")
     cfg = tomllib.loads(Path(args.config).read_text(encoding="utf-8"))
     tr = cfg["train"]
     seed = int(cfg["seed"])
@@ -238,14 +296,22 @@ def main(argv: list[str] | None = None) -> int:
     feats, dropped = encode(tok, examples, tr["max_length"])
     plan = batches(feats, tr["batch_size"], tr["epochs"], seed)[: tr.get("max_steps") or None]
     total = len(plan) if not args.probe_steps else args.probe_steps
-    warm = max(1, int(total * tr["warmup_ratio"]))
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=tr["lr"],
                             weight_decay=tr["weight_decay"])
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warm) * max(0.0, (total - s) / max(1, total - warm)) if s >= warm
-        else (s + 1) / warm)
+    sched = make_schedule(opt, total, tr["warmup_ratio"])
     step = 0
-    if args.resume and (ckpt / "state.json").exists():
+    if args.init_adapter:
+        if not 0 <= args.start_step < total:
+            sys.exit(f"--start-step {args.start_step} is outside the plan's {total} steps")
+        n = load_init_adapter(model, Path(args.init_adapter))
+        position_schedule(sched, args.start_step)
+        step = args.start_step
+        log_event("warm_restart", init_adapter=args.init_adapter, tensors=n, start_step=step, of=total,
+                  lr=sched.get_last_lr()[0], optimizer="fresh AdamW moments (the earlier state is not carried over)",
+                  config=cfg, config_path=args.config, base=str(gguf), mix={k: v for k, v in counts.items()},
+                  examples=len(examples), encoded=len(feats), dropped_too_long=dropped,
+                  torch=torch.__version__, threads=args.threads)
+    elif args.resume and (ckpt / "state.json").exists():
         set_peft_model_state_dict(model, load_file(str(ckpt / "adapter.safetensors")))
         step = load_training_state(ckpt, model, opt, sched)["step"]  # safetensors + JSON, no pickle
         log_event("resume", step=step)

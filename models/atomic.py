@@ -73,6 +73,13 @@ def parse_answer(text: str) -> list[str]:
     return out
 
 
+def repeats(text: str) -> bool:
+    """True once a complete line of the answer repeats an earlier one: greedy decoding has
+    entered a loop and will write nothing new (the decoding stop of core/decompose/atomic.py)."""
+    lines = [line.strip() for line in text.split("\n")[:-1] if line.strip()]
+    return len(lines) != len(set(lines))
+
+
 def adapter_path(path: str | Path | None = None) -> Path:
     """The adapter file, or a clear :class:`ModelError` (exit 5) when it is missing."""
     p = Path(path).expanduser() if path else ADAPTER_FILE

@@ -357,6 +357,7 @@ class LLM:
         self, messages: Sequence[Message], *, max_tokens: int = 256, grammar: str | None = None,
         json_schema: dict | None = None, on_token: Callable[[str], None] | None = None,
         stop: Sequence[str] = (), temperature: float = 0.0, top_p: float = 1.0, seed: int | None = None,
+        stop_when: Callable[[str], bool] | None = None,
     ) -> str:
         """The answer text. Greedy unless ``temperature`` > 0; then plain temperature sampling
         with nucleus ``top_p`` and no top-k or min-p cut (llama.cpp's defaults of 40 and 0.05
@@ -364,7 +365,9 @@ class LLM:
         1.0" means). ``seed`` (default: the model's) makes a sampled answer reproducible.
         ``grammar`` (GBNF) or
         ``json_schema`` constrains every sampled token; ``on_token`` receives each piece of
-        text as it is produced (the pieces join to the returned text)."""
+        text as it is produced (the pieces join to the returned text). ``stop_when`` ends the
+        answer as soon as it returns True for the text so far (checked after each token; it
+        sees the text up to one token late)."""
         from llama_cpp import LlamaGrammar
 
         gram = None
@@ -377,11 +380,16 @@ class LLM:
         # The prompt is evaluated here, block-aligned (see _prefill); create_completion then
         # finds it wholly cached and samples at once, never re-cutting it into its own batches.
         self._prefill(tokens)
-        pieces = []
+        pieces: list[str] = []
+        criteria = None
+        if stop_when is not None:
+            from llama_cpp import StoppingCriteriaList
+
+            criteria = StoppingCriteriaList([lambda _ids, _logits: stop_when("".join(pieces))])
         stream = self.llama.create_completion(
             prompt=tokens, max_tokens=max_tokens, temperature=temperature, top_k=1 if temperature == 0 else 0,
             top_p=top_p, min_p=0.0, repeat_penalty=1.0, grammar=gram, stop=list(stop) or None, stream=True,
-            seed=self.seed if seed is None else seed,
+            seed=self.seed if seed is None else seed, stopping_criteria=criteria,
         )
         for chunk in stream:
             piece = chunk["choices"][0]["text"]

@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from core.decompose.atomic import AtomicDecomposer
+from core.decompose.atomic import COMPLEMENT_JACCARD, COMPLEMENT_NOTE, AtomicDecomposer, _overlap
 from core.decompose.llm import invented_words
 from core.decompose.rules import RulesDecomposer
 from core.text import STOPWORDS, words
-from models.atomic import flat_messages, parse_answer
+from models.atomic import flat_messages, messages, parse_answer, repeats
 
 BIO = "Lanny Flaherty is an American actor born on December 18, 1949, in Pensacola, Florida."
 
@@ -45,12 +45,43 @@ def atomic(rules):
 
 def test_the_guard_drops_an_invented_fact_and_counts_it(rules):
     dec = AtomicDecomposer(FakeLLM("- Lanny Flaherty is an actor.\n- Lanny Flaherty was born in Paris.\n"
-                                   "- lanny flaherty is an Actor\n- Actor."), fallback_factory=lambda: rules)
+                                   "- lanny flaherty is an Actor\n- Actor."), fallback_factory=lambda: rules,
+                           complement=False)
     claims = dec.decompose(BIO)
     assert [c.text for c in claims] == ["Lanny Flaherty is an actor."]
     assert claims[0].span == (0, len(BIO)) and claims[0].context == BIO and claims[0].checkable
     assert dec.stats["written"] == 4 and dec.stats["kept"] == 1
     assert dec.stats["dropped_invented"] == 1 and dec.stats["duplicates"] == 1 and dec.stats["dropped_short"] == 1
+
+
+def test_complement_adds_the_rules_claims_the_model_did_not_write(rules):
+    dec = AtomicDecomposer(FakeLLM("- Lanny Flaherty is an actor."), fallback_factory=lambda: rules)
+    claims = dec.decompose(BIO)
+    assert claims[0].text == "Lanny Flaherty is an actor." and claims[0].note is None
+    added = claims[1:]
+    rules_texts = [c.text for c in rules.decompose(BIO) if c.checkable]
+    assert added and dec.stats["complement"] == len(added)
+    assert any("1949" in c.text for c in added) and any("Pensacola" in c.text for c in added), added
+    for c in added:
+        assert c.text in rules_texts and c.note == COMPLEMENT_NOTE and c.checkable
+        assert _overlap(c.text, claims[0].text) < COMPLEMENT_JACCARD
+    # the rules claim that says what the model said is not added again
+    assert [t for t in rules_texts if _overlap(t, claims[0].text) >= COMPLEMENT_JACCARD]
+    assert len(added) < len(rules_texts)
+    assert [c.idx for c in claims] == list(range(len(claims)))
+
+
+def test_complement_leaves_fallback_sentences_alone(rules):
+    dec = AtomicDecomposer(FakeLLM("- Flaherty won an Oscar in 2001."), fallback_factory=lambda: rules)
+    claims = dec.decompose(BIO)
+    assert claims and all("rules decomposer used" in c.note for c in claims)
+    assert dec.stats["complement"] == 0
+
+
+def test_repeats_sees_a_loop_once_a_complete_line_comes_back():
+    assert not repeats("- A is B.\n- C is D.\n- A is B.")  # the last line may still grow
+    assert repeats("- A is B.\n- C is D.\n- A is B.\n")
+    assert not repeats("- A is B.\n- A is B and C.\n")
 
 
 def test_nothing_faithful_falls_back_to_rules_with_a_note(rules):
@@ -78,9 +109,11 @@ def test_the_shipped_adapter_splits_a_compound_bio_sentence(atomic):
     kept = atomic.keep(facts, BIO, "", set())
     assert len(kept) >= 3, facts  # a careful annotator writes 5 facts here (FActScore)
     claims = atomic.decompose(BIO)
-    assert len(claims) >= 3 and all(c.note is None and c.checkable for c in claims), claims
+    own = [c for c in claims if c.note is None]
+    assert len(own) >= 3 and all(c.checkable for c in claims), claims
+    assert all(c.note == COMPLEMENT_NOTE for c in claims if c.note is not None)
     src = set(words(BIO))
-    for c in claims:
+    for c in own:
         assert c.span == (0, len(BIO))
         assert invented_words(c.text, BIO) == []
         assert {w for w in words(c.text) if w not in STOPWORDS} <= src | {w + "s" for w in src} | {w.rstrip("s") for w in src}
@@ -102,3 +135,15 @@ def test_settings_and_cli_accept_atomic_and_a_missing_adapter_exits_5(tmp_path, 
     res = CliRunner().invoke(app, ["decompose", BIO, "--decomposer", "atomic"])
     assert res.exit_code == 5, res.output
     assert "adapter is missing" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_decoding_stops_where_stop_when_says(atomic):
+    """The runtime honours ``stop_when`` (the atomic decomposer's loop stop): stopping at the
+    first line break leaves one line, the rest of the same greedy answer is not written, and
+    the model answers the next prompt as if nothing had been cut."""
+    msgs = messages(BIO, "")
+    full = atomic.llm.generate(msgs, max_tokens=120)
+    assert full.count("\n") >= 2, full
+    cut = atomic.llm.generate(msgs, max_tokens=120, stop_when=lambda t: "\n" in t)
+    assert cut.count("\n") <= 1 and full.startswith(cut.rstrip("\n").rstrip()), (cut, full)
+    assert atomic.llm.generate(msgs, max_tokens=120) == full

@@ -78,10 +78,12 @@ def test_complement_leaves_fallback_sentences_alone(rules):
     assert dec.stats["complement"] == 0
 
 
-def test_repeats_sees_a_loop_once_a_complete_line_comes_back():
-    assert not repeats("- A is B.\n- C is D.\n- A is B.")  # the last line may still grow
-    assert repeats("- A is B.\n- C is D.\n- A is B.\n")
-    assert not repeats("- A is B.\n- A is B and C.\n")
+def test_repeats_sees_a_loop_once_a_complete_line_comes_back_twice():
+    assert not repeats("- A is B.\n- C is D.\n- A is B.\n- E is F.\n")  # one restatement, then new facts
+    assert not repeats("- A is B.\n- A is B.\n- A is B.")  # the last line may still grow
+    assert repeats("- A is B.\n- A is B.\n- A is B.\n")
+    assert repeats("- A is B.\n- C is D.\n- A is B.\n- C is D.\n- A is B.\n")
+    assert not repeats("- A is B.\n- A is B and C.\n- A is B and D.\n")
 
 
 def test_nothing_faithful_falls_back_to_rules_with_a_note(rules):

@@ -19,10 +19,10 @@ only if every content word and number occurs in its sentence or context
 how often each part fires, over the life of the object. A checkable sentence for which no
 fact survives gets the rules decomposer's claims, with a note, as in ``llm``.
 
-Decoding stops as soon as the answer repeats a line (:func:`models.atomic.repeats`): greedy
-decoding of this small model sometimes loops on one fact until ``max_tokens``; the loop adds
-nothing after the first repeat (facts are deduplicated) but costs time and leaves a cut-off
-last line.
+Decoding stops once a line of the answer occurs a third time (:func:`models.atomic.repeats`):
+greedy decoding of this small model sometimes loops on one fact until ``max_tokens``; the loop
+adds nothing (facts are deduplicated) but costs time and leaves a cut-off last line. (Not at
+the first repeat: the model sometimes restates a fact and then writes new ones.)
 
 **Complement** (on by default): the model writes fewer facts than people (2.6 per sentence
 against 4.4 on held-out FActScore answers), and pushing it to write more (a negative bias on

@@ -182,7 +182,7 @@ class CheckWorker:
                 claims = [(c.claim.idx, c.claim.text) for c in cited if c.claim.checkable]
             outcomes = []
             for idx, text in claims:
-                hits = self.searcher.search(text, k=self.k, mode=self.mode, sources=self.sources)
+                hits = self.searcher.search(text, k=self.k, mode=self.mode, sources=self.sources, mark_sentences=False)
                 outcomes.append(ClaimOutcome(idx, hits, self.verifier.verify(text, passage_evidence(hits))))
             return AnswerOutcome(job.key, cited, outcomes, worker=self.name)
         except Exception as exc:  # reported to the driver, which records it

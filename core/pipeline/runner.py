@@ -247,12 +247,16 @@ class Pipeline:
                 self._emit(listener, run_id, EventKind.PROGRESS, {"idx": idx, "stage": "expanding"}, claim_id)
                 expansion = expand_cached(self.db, self.expander, text)
             self._emit(listener, run_id, EventKind.PROGRESS, {"idx": idx, "stage": "retrieving"}, claim_id)
-            hits = self.searcher.search(text, k=self.k, mode=self.mode, sources=self.sources, expansion=expansion)
+            audits = expansion is not None and self.splitter is not None
+            # best sentences only for the audit: a run never stores them (see Searcher.search)
+            hits = self.searcher.search(text, k=self.k, mode=self.mode, sources=self.sources, expansion=expansion,
+                                        mark_sentences=audits)
             if not hits:
                 self._emit(listener, run_id, EventKind.WARNING, {"idx": idx, "message": "no evidence found in the sources"}, claim_id)
             self._emit(listener, run_id, EventKind.PROGRESS, {"idx": idx, "stage": "verifying", "passages": len(hits)}, claim_id)
             verdict = self.verifier.verify(text, passage_evidence(hits))
-            if expansion is not None and self.splitter is not None:
+            if audits:
+                assert expansion is not None
                 leak = audit(expansion.documents, text, audit_premises(hits, verdict), self.splitter, self.verifier.nli,
                              min_entailment=self.verifier.t.support)
         except Exception as exc:

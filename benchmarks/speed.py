@@ -45,7 +45,11 @@ CLAIMSCOPE = [sys.executable, "-m", "tui.cli"]
 
 
 def time_check(db_path: Path) -> dict:
-    """``check --no-cache`` as a whole process; the pairs judged are read back from the run."""
+    """``check --no-cache`` as a whole process; the pairs judged are read back from the run.
+    CPU seconds (user + sys of the child) are what a loaded machine inflates least."""
+    import resource
+
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     res = subprocess.run(
         [*CLAIMSCOPE, "--db", str(db_path), "check", "--file", str(ANSWER_FILE), "--source", "wiki-vital",
@@ -53,6 +57,8 @@ def time_check(db_path: Path) -> dict:
         capture_output=True, text=True, check=True, cwd=ROOT,
     )
     wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     run = json.loads(res.stdout[res.stdout.index("["):])[0]
     import sqlite3
 
@@ -61,7 +67,7 @@ def time_check(db_path: Path) -> dict:
             "SELECT count(*) FROM judgements j JOIN claims c ON c.id = j.claim_id WHERE c.run_id = ?", [run["run_id"]]
         ).fetchone()[0]
     verdicts = [c["verdict"] for c in run["claims"]]
-    return {"wall_s": wall, "claims": len(run["claims"]), "pairs_judged": pairs, "verdicts": verdicts}
+    return {"wall_s": wall, "cpu_s": cpu, "claims": len(run["claims"]), "pairs_judged": pairs, "verdicts": verdicts}
 
 
 def time_index(folder: Path) -> dict:
@@ -121,6 +127,7 @@ def main() -> None:
         "tui_first_verdict_s": med(app_runs, "first_verdict_s"),
         "tui_last_verdict_s": med(app_runs, "last_verdict_s"),
         "check_no_cache_process_s": med(check_runs, "wall_s"),
+        "check_no_cache_process_cpu_s": med(check_runs, "cpu_s"),
         "check_pairs_judged": med(check_runs, "pairs_judged"),
         "check_verdicts": check_runs[0]["verdicts"],
     })

@@ -154,7 +154,7 @@ def evaluate_factuality(
             terms = verifier.subject_terms(c.text) if verifier.subject_terms else set()
             hits: list = []
             if dataset == "factscore":
-                hits = searcher.search(c.text, k=k, mode=mode, sources=[source])
+                hits = searcher.search(c.text, k=k, mode=mode, sources=[source], mark_sentences=False)
                 evidence = passage_evidence(hits)
             else:
                 evidence = _passages(list(c.evidence), splitter)

@@ -180,10 +180,11 @@ class CheckWorker:
             if claims is None:
                 cited = decompose_cited(job.text, self.decomposer)
                 claims = [(c.claim.idx, c.claim.text) for c in cited if c.claim.checkable]
-            outcomes = []
-            for idx, text in claims:
-                hits = self.searcher.search(text, k=self.k, mode=self.mode, sources=self.sources)
-                outcomes.append(ClaimOutcome(idx, hits, self.verifier.verify(text, passage_evidence(hits))))
+            found = [(idx, text, self.searcher.search(text, k=self.k, mode=self.mode, sources=self.sources,
+                                                      mark_sentences=False)) for idx, text in claims]
+            # the answer's claims share batched NLI passes (Verifier.verify_many)
+            verdicts = self.verifier.verify_many([(text, passage_evidence(hits)) for _, text, hits in found])
+            outcomes = [ClaimOutcome(idx, hits, v) for (idx, _, hits), v in zip(found, verdicts, strict=True)]
             return AnswerOutcome(job.key, cited, outcomes, worker=self.name)
         except Exception as exc:  # reported to the driver, which records it
             return AnswerOutcome(job.key, None, error=f"{type(exc).__name__}: {exc}", worker=self.name)

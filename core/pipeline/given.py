@@ -208,7 +208,10 @@ class GivenSearcher:
         if not self.passages:
             raise InputError("the given documents hold no text to check against")
 
-    def search(self, query: str, k: int = 0, mode: str = GIVEN_MODE, sources: Any = None, expansion: Any = None) -> list[Hit]:
+    def search(self, query: str, k: int = 0, mode: str = GIVEN_MODE, sources: Any = None, expansion: Any = None,
+               mark_sentences: bool = True) -> list[Hit]:
+        """Every given passage, ranked by its best sentence's share of the query's content words
+        (that sentence is the ranking itself, so it is always marked)."""
         q = set(content_words(query))
         scored = []
         for pos, p in enumerate(self.passages):

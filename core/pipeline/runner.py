@@ -89,13 +89,16 @@ class Pipeline:
         use_cache: bool = True,
         expander: Expander | None = None,
         splitter: Any = None,
+        batch_claims: int = 8,
     ) -> None:
         """``expander`` is required by the expansion modes (hyde, query2doc); ``splitter``
-        (sentences of the generated text) turns on their leakage audit."""
+        (sentences of the generated text) turns on their leakage audit. ``batch_claims``: the
+        most claims whose NLI pairs share one batched pass (:meth:`resume`)."""
         self.db, self.decomposer, self.searcher, self.verifier = db, decomposer, searcher, verifier
         self.sources, self.k, self.mode = sources, k, mode
         self.use_cache = use_cache
         self.expander, self.splitter = expander, splitter
+        self.batch_claims = batch_claims
         if mode in ("hyde", "query2doc") and (expander is None or expander.method != mode):
             raise InputError(f"retrieval mode {mode} needs a {mode} query expander (an LLM)")
         self._manifest_key: str | None = None
@@ -213,54 +216,89 @@ class Pipeline:
         return self._manifest_key
 
     def resume(self, run_id: int, listener: Listener | None = None, cancel: threading.Event | None = None) -> dict:
-        """Verify every claim of the run not verified yet, then score; returns the scores."""
+        """Verify every claim of the run not verified yet, then score; returns the scores.
+        Claims go in windows of 1, 2, 4, … up to ``batch_claims``: the first verdict comes
+        after one claim's work, and the later windows' NLI pairs run in one batched forward
+        pass (:meth:`Verifier.verify_many`). Each claim is still stored and announced alone."""
         run = rq.get_run(self.db, run_id)
         if run is None:
             raise NotFoundError(f"no run {run_id}")
         with write_tx(self.db):
             rq.set_run_status(self.db, run_id, "running")
-        for claim in rq.run_claims(self.db, run_id):
-            if claim.status == "done" or not claim.checkable:
-                continue
+        pending = [c for c in rq.run_claims(self.db, run_id) if c.status != "done" and c.checkable]
+        window, pos = 1, 0
+        while pos < len(pending):
             if cancel is not None and cancel.is_set():
-                self._emit(listener, run_id, EventKind.RUN_CANCELLED, {"at_claim": claim.idx})
+                self._emit(listener, run_id, EventKind.RUN_CANCELLED, {"at_claim": pending[pos].idx})
                 with write_tx(self.db):
                     rq.set_run_status(self.db, run_id, "cancelled")
                 raise Cancelled(f"run {run_id} cancelled; resume it to finish")
-            self._verify_one(run_id, claim.id, claim.idx, claim.text, listener)
+            batch = [(c.id, c.idx, c.text) for c in pending[pos : pos + window]]
+            pos += self._verify_window(run_id, batch, listener, cancel)
+            window = min(2 * window, max(1, self.batch_claims))
         return self.score(run_id, listener)
 
     def _verify_one(self, run_id: int, claim_id: int, idx: int, text: str, listener: Listener | None) -> None:
-        """Retrieve and verify one claim and store the result in one transaction — or copy
-        the stored result of an identical claim verified under the same manifest key."""
+        self._verify_window(run_id, [(claim_id, idx, text)], listener)
+
+    def _verify_window(
+        self, run_id: int, claims: list[tuple[int, int, str]], listener: Listener | None,
+        cancel: threading.Event | None = None,
+    ) -> int:
+        """Retrieve and verify a window of claims (id, idx, text) and store each result in its
+        own transaction — or copy the stored result of an identical claim verified under the
+        same manifest key. A cancel stops the window after the claims retrieved so far.
+        Returns how many of ``claims`` were handled."""
         key = self.manifest_key() if self.use_cache else None
-        cached = self._from_cache(run_id, claim_id, idx, text, key) if key else None
-        if cached is not None:
-            if listener:
-                for kind, payload in cached:
-                    listener(Event(run_id, kind, payload, claim_id))
-            return
-        expansion: Expansion | None = None
-        leak: LeakageResult | None = None
+        todo: list[tuple[int, int, str, list[Hit], Expansion | None]] = []
+        handled = 0
+        for claim_id, idx, text in claims:
+            if handled and cancel is not None and cancel.is_set():
+                break
+            handled += 1
+            cached = self._from_cache(run_id, claim_id, idx, text, key) if key else None
+            if cached is not None:
+                if listener:
+                    for kind, payload in cached:
+                        listener(Event(run_id, kind, payload, claim_id))
+                continue
+            expansion: Expansion | None = None
+            try:
+                if self.expander is not None:
+                    self._emit(listener, run_id, EventKind.PROGRESS, {"idx": idx, "stage": "expanding"}, claim_id)
+                    expansion = expand_cached(self.db, self.expander, text)
+                self._emit(listener, run_id, EventKind.PROGRESS, {"idx": idx, "stage": "retrieving"}, claim_id)
+                # best sentences only for the expansion's audit: a run never stores them (Searcher.search)
+                hits = self.searcher.search(text, k=self.k, mode=self.mode, sources=self.sources, expansion=expansion,
+                                            mark_sentences=expansion is not None and self.splitter is not None)
+                if not hits:
+                    self._emit(listener, run_id, EventKind.WARNING, {"idx": idx, "message": "no evidence found in the sources"}, claim_id)
+                self._emit(listener, run_id, EventKind.PROGRESS, {"idx": idx, "stage": "verifying", "passages": len(hits)}, claim_id)
+            except Exception as exc:
+                self._fail(listener, run_id, [(claim_id, idx)], exc)
+                raise
+            todo.append((claim_id, idx, text, hits, expansion))
         try:
-            if self.expander is not None:
-                self._emit(listener, run_id, EventKind.PROGRESS, {"idx": idx, "stage": "expanding"}, claim_id)
-                expansion = expand_cached(self.db, self.expander, text)
-            self._emit(listener, run_id, EventKind.PROGRESS, {"idx": idx, "stage": "retrieving"}, claim_id)
-            hits = self.searcher.search(text, k=self.k, mode=self.mode, sources=self.sources, expansion=expansion)
-            if not hits:
-                self._emit(listener, run_id, EventKind.WARNING, {"idx": idx, "message": "no evidence found in the sources"}, claim_id)
-            self._emit(listener, run_id, EventKind.PROGRESS, {"idx": idx, "stage": "verifying", "passages": len(hits)}, claim_id)
-            verdict = self.verifier.verify(text, passage_evidence(hits))
-            if expansion is not None and self.splitter is not None:
-                leak = audit(expansion.documents, text, audit_premises(hits, verdict), self.splitter, self.verifier.nli,
-                             min_entailment=self.verifier.t.support)
+            verdicts = self.verifier.verify_many([(text, passage_evidence(hits)) for _, _, text, hits, _ in todo])
+            leaks = [
+                audit(expansion.documents, text, audit_premises(hits, verdict), self.splitter, self.verifier.nli,
+                      min_entailment=self.verifier.t.support)
+                if expansion is not None and self.splitter is not None else None
+                for (_, _, text, hits, expansion), verdict in zip(todo, verdicts, strict=True)
+            ]
         except Exception as exc:
+            self._fail(listener, run_id, [(claim_id, idx) for claim_id, idx, *_ in todo], exc)
+            raise
+        for (claim_id, idx, text, hits, expansion), verdict, leak in zip(todo, verdicts, leaks, strict=True):
+            self.store_result(run_id, claim_id, idx, text, hits, verdict, listener, expansion=expansion, leak=leak, key=key)
+        return handled
+
+    def _fail(self, listener: Listener | None, run_id: int, claims: list[tuple[int, int]], exc: Exception) -> None:
+        """Store the error on each claim it stopped (they stay resumable), then announce it."""
+        for claim_id, idx in claims:
             self._emit(listener, run_id, EventKind.ERROR, {"idx": idx, "message": f"{type(exc).__name__}: {exc}"}, claim_id)
             with write_tx(self.db):
                 rq.set_claim_status(self.db, claim_id, "error")
-            raise
-        self.store_result(run_id, claim_id, idx, text, hits, verdict, listener, expansion=expansion, leak=leak, key=key)
 
     def store_result(
         self, run_id: int, claim_id: int, idx: int, text: str, hits: list[Hit], verdict: ClaimVerdict,

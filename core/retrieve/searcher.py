@@ -169,6 +169,10 @@ class Searcher:
         self._entities: EntityFn | None = None
         self._titles: dict[tuple[str, ...], TitleIndex] = {}
         self.last_subject: Subject | None = None  # of the latest hybrid ranking when the rule acted, for display
+        # Sentence vectors for best-sentence marking, by text: the claims of one answer retrieve
+        # mostly the same passages, so each distinct sentence is embedded once per searcher
+        # (once per run), not once per claim. Bounded; cleared when full.
+        self._sentence_vecs: dict[str, np.ndarray] = {}
 
     def find_subject(self, query: str, sources: list[SourceInfo]) -> Subject | None:
         """The claim's subject with its own document (core/retrieve/subject.py), or None."""
@@ -240,8 +244,13 @@ class Searcher:
 
     def search(
         self, query: str, k: int = 10, mode: str = "hybrid", sources: Sequence[str] | None = None,
-        expansion: Expansion | None = None,
+        expansion: Expansion | None = None, mark_sentences: bool = True,
     ) -> list[Hit]:
+        """The top ``k`` passages as :class:`Hit` s. ``mark_sentences=False`` leaves
+        ``Hit.best_sentence`` unset: a run never stores or shows it (the verifier ranks and
+        judges sentences itself), and marking embeds every sentence of the top k — measured,
+        10 of the 25 s of ``check --no-cache`` on the 150-word answer. Mark later with
+        :meth:`mark_best_sentences` where a caller needs it (an expansion's leakage audit)."""
         rankings = self.rank(query, mode, k, sources, expansion)
         top = rankings[mode][:k]
         passages = sq.get_passages(self.db, [pid for pid, _ in top])
@@ -253,19 +262,19 @@ class Searcher:
                 if pid in table:
                     hit.ranks[name], hit.scores[name] = table[pid]
             hits.append(hit)
-        self._mark_best_sentences(query, hits, use_dense=mode not in ("bm25", "query2doc"))
+        if mark_sentences:
+            self.mark_best_sentences(query, hits, mode)
         return hits
 
-    def _mark_best_sentences(self, query: str, hits: list[Hit], use_dense: bool) -> None:
+    def mark_best_sentences(self, query: str, hits: list[Hit], mode: str = "hybrid") -> None:
         """The sentence of each passage that best matches the query: cosine of embeddings
-        when the embedder is loaded anyway, else content-word overlap."""
+        when the mode loads the embedder anyway, else content-word overlap."""
         if not hits:
             return
-        if use_dense:
+        if mode not in ("bm25", "query2doc"):
             sents = [h.passage.sentence_texts() for h in hits]
             flat = [s for ss in sents for s in ss]
-            vecs = self.embedder.encode([query, *flat])
-            sims = vecs[1:] @ vecs[0]
+            sims = self._sentence_vectors(flat) @ self.embedder.encode([query])[0]
             pos = 0
             for hit, ss in zip(hits, sents, strict=True):
                 if ss:
@@ -277,6 +286,20 @@ class Searcher:
             overlaps = [len(q & set(content_words(s))) for s in hit.passage.sentence_texts()]
             if overlaps:
                 hit.best_sentence = int(np.argmax(overlaps))
+
+    def _sentence_vectors(self, texts: list[str], limit: int = 50_000) -> np.ndarray:
+        """Vectors of ``texts``, embedding only the distinct ones not seen before (one batched
+        call). ``limit`` bounds the memo (50,000 × 384 floats ≈ 77 MB)."""
+        if not texts:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        memo = self._sentence_vecs
+        new = list(dict.fromkeys(t for t in texts if t not in memo))
+        if new:
+            if len(memo) + len(new) > limit:
+                memo.clear()
+                new = list(dict.fromkeys(texts))
+            memo.update(zip(new, self.embedder.encode(new), strict=True))
+        return np.stack([memo[t] for t in texts])
 
 
 def _spacy_entities() -> EntityFn:

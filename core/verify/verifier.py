@@ -118,32 +118,68 @@ class Verifier:
     def _judge(self, claim: str, units: Sequence[EvidenceUnit]) -> list[Judgement]:
         """NLI on each unit with instructions planted in the evidence stripped first
         (core/verify/injection.py); a unit that was nothing but such text is not judged."""
-        premises = [strip_instructions(u.text).text for u in units]
-        kept = [(u, p) for u, p in zip(units, premises, strict=True) if p.strip()]
-        if not kept:
-            return []
-        units = [u for u, _ in kept]
-        preds = self.nli.predict_long([(p, claim) for _, p in kept])
-        return [
-            Judgement(u, self._calibrate(p.probs), p.window, p.n_windows)
-            for u, p in zip(units, preds, strict=True)
-        ]
+        return self._judge_many([(claim, units)])[0]
+
+    def _judge_many(self, work: Sequence[tuple[str, Sequence[EvidenceUnit]]]) -> list[list[Judgement]]:
+        """:meth:`_judge` for several claims in one batched NLI call: the model sorts all pairs
+        by length, so batches mix claims and pad less than one call per claim (measured on the
+        150-word answer's 204 pairs: 6.6 → 4.8 CPU-s). Each claim gets its own judgements, in
+        its units' order."""
+        kept: list[list[tuple[EvidenceUnit, str]]] = []
+        for _, units in work:
+            premises = [strip_instructions(u.text).text for u in units]
+            kept.append([(u, p) for u, p in zip(units, premises, strict=True) if p.strip()])
+        pairs = [(p, claim) for (claim, _), ks in zip(work, kept, strict=True) for _, p in ks]
+        if not pairs:
+            return [[] for _ in work]
+        preds = self.nli.predict_long(pairs)
+        out, pos = [], 0
+        for ks in kept:
+            out.append([
+                Judgement(u, self._calibrate(p.probs), p.window, p.n_windows)
+                for (u, _), p in zip(ks, preds[pos : pos + len(ks)], strict=True)
+            ])
+            pos += len(ks)
+        return out
 
     def verify(self, claim: str, passages: Sequence[PassageEvidence], always_sets: bool = False) -> ClaimVerdict:
         """Judge the sentences and passages most likely to decide (:meth:`candidate_units`);
         sets of sentences when none decides (or always, with ``always_sets``, to store every
         judgement a later threshold change could need)."""
-        first, rest = self.candidate_units(claim, passages)
-        judgements = self._judge(claim, first)
-        self._ground(claim, judgements, passages)
-        if rest and not self._decided_early(judgements):
-            more = self._judge(claim, rest)
-            self._ground(claim, more, passages)
-            judgements += more
-        if always_sets or not self._decides([j for j in judgements if j.grounded]):
-            sets = self._judge(claim, self._sentence_sets([j for j in judgements if j.grounded], passages))
-            self._ground(claim, sets, passages)
-            judgements += sets
+        return self.verify_many([(claim, passages)], always_sets)[0]
+
+    def verify_many(
+        self, items: Sequence[tuple[str, Sequence[PassageEvidence]]], always_sets: bool = False,
+    ) -> list[ClaimVerdict]:
+        """:meth:`verify` for several claims, each stage of all of them in one batched NLI call
+        (the first units; the rest for claims not decided early; sentence sets for claims no
+        single unit decides). Each claim's units, judgements and verdict are those
+        :meth:`verify` gives it alone: only the batching differs."""
+        staged = [self.candidate_units(claim, passages) for claim, passages in items]
+        judgements = self._judge_many([(claim, first) for (claim, _), (first, _) in zip(items, staged, strict=True)])
+        for (claim, passages), js in zip(items, judgements, strict=True):
+            self._ground(claim, js, passages)
+        rest = [r if r and not self._decided_early(js) else [] for (_, r), js in zip(staged, judgements, strict=True)]
+        self._judge_more(items, judgements, rest)
+        sets = [
+            self._sentence_sets(grounded, passages) if always_sets or not self._decides(grounded) else []
+            for (_, passages), js in zip(items, judgements, strict=True)
+            for grounded in ([j for j in js if j.grounded],)
+        ]
+        self._judge_more(items, judgements, sets)
+        return [self._conclude(claim, js, passages) for (claim, passages), js in zip(items, judgements, strict=True)]
+
+    def _judge_more(
+        self, items: Sequence[tuple[str, Sequence[PassageEvidence]]], judgements: list[list[Judgement]],
+        units: Sequence[Sequence[EvidenceUnit]],
+    ) -> None:
+        """Judge each claim's further ``units`` (one batched call) and append them, grounded."""
+        more = self._judge_many([(claim, u) for (claim, _), u in zip(items, units, strict=True)])
+        for (claim, passages), js, m in zip(items, judgements, more, strict=True):
+            self._ground(claim, m, passages)
+            js += m
+
+    def _conclude(self, claim: str, judgements: list[Judgement], passages: Sequence[PassageEvidence]) -> ClaimVerdict:
         if self.verdict_rule == "learned":
             from core.verify.verdict_model import decide_learned
 

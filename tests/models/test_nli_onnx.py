@@ -1,5 +1,6 @@
-"""The int8 ONNX Runtime verifier: built from the safetensors weights, served only while it
-matches them, and close to torch fp32 (tolerances: int8 kernels differ between CPUs)."""
+"""The ONNX Runtime verifiers: built from the safetensors weights, served only while they
+match them; fp32 (the default when built) gives torch's probabilities, int8 close to them
+(tolerances: kernels differ between CPUs)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,12 @@ def test_onnx_int8_matches_torch_and_a_stale_export_is_never_used(tmp_path):
     torch_nli = load_nli(str(folder), runtime="torch")
     assert torch_nli.runtime == "torch-fp32"
     assert load_nli(str(folder), runtime="onnx-int8").runtime == "torch-fp32"  # nothing built yet: torch
+    assert load_nli(str(folder), runtime="auto").runtime == "torch-fp32"
     build(folder)
+    fp32 = load_nli(str(folder), runtime="auto")
+    assert fp32.runtime == "onnx-fp32" and fp32.ref.model_id == torch_nli.ref.model_id
+    assert np.abs(fp32.predict(PAIRS) - torch_nli.predict(PAIRS)).max() < 1e-4  # the same model, to rounding
+    assert load_nli(str(folder), runtime="torch").runtime == "torch-fp32"
     onnx_nli = load_nli(str(folder), runtime="onnx-int8")
     assert onnx_nli.runtime == "onnx-int8" and onnx_nli.ref.model_id.endswith("@onnx-int8")
     a, b = torch_nli.predict(PAIRS), onnx_nli.predict(PAIRS)
@@ -41,3 +47,4 @@ def test_onnx_int8_matches_torch_and_a_stale_export_is_never_used(tmp_path):
     source = json.loads((other / ONNX_DIR / SOURCE_FILE).read_text())
     (other / ONNX_DIR / SOURCE_FILE).write_text(json.dumps(source | {"safetensors_sha256": "0" * 64}))
     assert load_nli(str(other), runtime="onnx-int8").runtime == "torch-fp32"
+    assert load_nli(str(other), runtime="auto").runtime == "torch-fp32"

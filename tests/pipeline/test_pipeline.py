@@ -77,6 +77,42 @@ def test_cancelled_run_resumes_without_recomputing(pipeline, mini_db):
     assert rq.get_run(mini_db, run_id).status == "done"
 
 
+
+def test_claims_are_verified_in_growing_windows_and_announced_one_by_one(mini_db, embedder, splitter, tiny_nli_dir):
+    """Issue 18: a run's claims share batched NLI passes in windows of 1, 2, 4, … (capped at
+    ``batch_claims``), the first verdict after one claim; each claim still gets its own
+    stored verdict event, in claim order. A cancel during a window's retrieval stops after
+    the claims retrieved so far (they are verified and stored)."""
+    windows: list[int] = []
+
+    class Recording(Verifier):
+        def verify_many(self, items, always_sets=False):
+            windows.append(len(items))
+            return super().verify_many(items, always_sets)
+
+    text = TEXT + " Vitamin D deficiency is common. Aspirin reduces fever."
+    pipe = Pipeline(mini_db, SentenceDecomposer(splitter), Searcher(mini_db, lambda: embedder),
+                    Recording(load_nli(str(tiny_nli_dir))), k=3, use_cache=False, batch_claims=2)
+    seen = []
+    run_id = pipe.start(text, listener=seen.append)
+    pipe.resume(run_id, seen.append)
+    assert windows == [1, 2, 2]
+    assert [e.payload["idx"] for e in seen if e.kind == "verdict_ready"] == [0, 1, 2, 3, 4]
+    assert all(c.status == "done" for c in rq.run_claims(mini_db, run_id))
+
+    windows.clear()
+    cancel = threading.Event()
+
+    def cancel_at_second_claim(event):
+        if event.kind == "progress" and event.payload.get("stage") == "retrieving" and event.payload["idx"] == 1:
+            cancel.set()
+
+    run_id = pipe.start(text)
+    with pytest.raises(Cancelled):
+        pipe.resume(run_id, cancel_at_second_claim, cancel)
+    assert windows == [1, 1]  # the second window stopped after its first claim
+    assert [c.status for c in rq.run_claims(mini_db, run_id)] == ["done", "done", "pending", "pending", "pending"]
+
 def test_single_claim_run_stores_manifest_and_verdict(mini_db, embedder, tiny_nli_dir):
     res = verify_claim(mini_db, Searcher(mini_db, lambda: embedder), Verifier(load_nli(str(tiny_nli_dir))),
                        "Bariatric surgery affects mental health.", k=2)
@@ -112,13 +148,14 @@ def test_verdict_threshold_fit_never_fits_worse_than_the_defaults(data_dir, tiny
 
 
 class CountingVerifier(Verifier):
-    """The real verifier, counting its calls (to prove a cache hit makes none)."""
+    """The real verifier, counting the claims it verifies (to prove a cache hit makes none).
+    Runs verify claims in batches (``verify_many``); ``verify`` is one claim's batch."""
 
     calls = 0
 
-    def verify(self, claim, evidence):
-        self.calls += 1
-        return super().verify(claim, evidence)
+    def verify_many(self, items, always_sets=False):
+        self.calls += len(items)
+        return super().verify_many(items, always_sets)
 
 
 def test_stage_cache_reuses_verified_claims_across_runs(mini_db, embedder, splitter, tiny_nli_dir):
@@ -172,7 +209,7 @@ def test_edited_claim_is_reverified_alone(mini_db, embedder, splitter, tiny_nli_
 
 def test_failing_stage_is_stored_as_error_and_resumes(mini_db, embedder, splitter, tiny_nli_dir):
     class Failing(Verifier):
-        def verify(self, claim, evidence):
+        def verify_many(self, items, always_sets=False):
             raise RuntimeError("model exploded")
 
     searcher = Searcher(mini_db, lambda: embedder)

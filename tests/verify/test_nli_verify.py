@@ -213,3 +213,37 @@ def test_pruning_judges_the_claims_own_sentences_and_keeps_the_verdict(data_dir)
     assert len(pruned.judgements) < len(full.judgements) / 3
     assert pruned.label == full.label == "supported"
     assert pruned.deciding.unit.passage_id == 3 and pruned.deciding.unit.text == claim
+
+
+def test_batched_verification_judges_what_each_claim_alone_would(data_dir):
+    """Issue 18: a run verifies its claims together, each stage of all of them in one batched
+    NLI call (first units, the rest unless decided early, sentence sets); each claim's units,
+    verdict and probabilities (to float tolerance: batches pad differently) are those of
+    verifying it alone."""
+    import json
+
+    docs = [json.loads(line) for line in (data_dir / "fixtures" / "scifact_mini_corpus.jsonl").open()]
+    passages = [
+        PassageEvidence(i, i + 1, tuple(d["abstract"]), " ".join(d["abstract"]), d["title"]) for i, d in enumerate(docs[:10])
+    ]
+    nli = load_nli()
+    verifier = Verifier(nli)
+    claims = [passages[3].sentences[1], "The moon is made of green cheese.", passages[0].sentences[0], passages[6].title]
+    alone = [verifier.verify(c, passages) for c in claims]
+    calls: list[int] = []
+    predict_long = nli.predict_long
+
+    def counting(pairs, batch_size=32):
+        calls.append(len(pairs))
+        return predict_long(pairs, batch_size)
+
+    nli.predict_long = counting  # type: ignore[method-assign]
+    together = verifier.verify_many([(c, passages) for c in claims])
+    assert 1 <= len(calls) <= 3 and sum(calls) == sum(len(a.judgements) for a in alone)
+    assert len({len(a.judgements) for a in alone}) > 1  # the claims took different paths (early stop, sets)
+    for a, b in zip(alone, together, strict=True):
+        assert [j.unit for j in a.judgements] == [j.unit for j in b.judgements]
+        assert np.allclose([j.probs for j in a.judgements], [j.probs for j in b.judgements], atol=1e-4)
+        assert (a.label, a.deciding.unit) == (b.label, b.deciding.unit)
+        assert abs(a.support - b.support) < 1e-4
+    assert verifier.verify_many([]) == []

@@ -32,7 +32,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-TANTIVY_MIN_PASSAGES = 100_000  # sources with more passages use Tantivy (crossover: docs/benchmarks.md)
+TANTIVY_MIN_PASSAGES = 30_000  # sources with more passages use Tantivy: where FTS5 stops fitting the hybrid budget (docs/benchmarks.md)
 TITLE_WEIGHT = 0.5  # as FTS5's bm25(passages_fts, 0.5, 1.0)
 K1, B = 1.2, 0.75  # tantivy's BM25 constants (not configurable there); recorded in the stamp
 TOKENIZER = "claimscope_en"

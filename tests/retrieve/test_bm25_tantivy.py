@@ -134,3 +134,22 @@ def test_source_add_and_remove_keep_the_index_in_step(db, tmp_path, embedder, sp
     remove_source(db, "extra")
     assert not path.exists()
     assert sq.get_source(db, "scifact-mini") is not None
+
+
+def test_ray_snapshot_ships_the_index_and_workers_use_it_as_is(db, tmp_path):
+    """`check --ray --ship-index` (core/pipeline/cluster.py): the snapshot carries the Tantivy
+    folder, and a worker opening it read-only searches it without rebuilding."""
+    from core.ingest.index import db_file
+    from core.pipeline.cluster import Knowledge, open_knowledge, snapshot_files
+
+    sources = sq.list_sources(db)
+    expected = BM25Retriever(db, sources, tantivy_min=0).retrieve("bariatric surgery", 10)
+    files = snapshot_files(db_file(db))
+    assert "knowledge.db.tantivy/scifact-mini/claimscope-stamp.json" in files
+    assert not any(".build." in k for k in files)
+    worker_db = open_knowledge(Knowledge(files=files), tmp_path / "worker")
+    stamp = tmp_path / "worker" / "knowledge.db.tantivy" / "scifact-mini" / "claimscope-stamp.json"
+    before = stamp.stat().st_mtime_ns
+    got = BM25Retriever(worker_db, sq.list_sources(worker_db), tantivy_min=0)
+    assert got.engines == {"scifact-mini": "tantivy"} and stamp.stat().st_mtime_ns == before
+    assert got.retrieve("bariatric surgery", 10) == expected

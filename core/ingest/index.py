@@ -128,7 +128,9 @@ def add_source(
     info = sq.get_source(db, name)
     assert info is not None
     vector_index(db, info, model)
-    bm25_index(db, info, bm25_min)
+    if bm25_index(db, info, bm25_min) is None:  # at or below the threshold: FTS5, no leftover index
+        with contextlib.suppress(InputError):  # an in-memory database has no folder
+            remove_bm25(bm25_dir(db) / name)
     seconds = time.perf_counter() - t0
     with write_tx(db):
         sq.refresh_source_counts(db, info.id, seconds)
@@ -332,13 +334,11 @@ def bm25_index(
 ) -> BM25Index | None:
     """The Tantivy BM25 index of a source above ``threshold`` passages (models/bm25_index.py),
     rebuilt from the stored passages if its stamp (passage set, analyzer, BM25 constants) is not
-    what is stored now, or it is missing; None for a smaller source (FTS5 serves it, and a
-    leftover index from when it was larger is removed). If the index cannot be (re)built — a
+    what is stored now, or it is missing; None for a smaller source (FTS5 serves it; searching
+    never deletes an index, ``source add`` removes a leftover one). If the index cannot be (re)built — a
     read-only folder, an in-memory database — the source is searched with FTS5 and a warning
     says so: nothing is lost, the index is derived from the store."""
     if source.n_passages <= threshold:
-        with contextlib.suppress(InputError):  # an in-memory database has no folder
-            remove_bm25(bm25_dir(db) / source.name)
         return None
     try:
         path = bm25_dir(db) / source.name

@@ -40,6 +40,7 @@ def main(claims_path: str, corpus_path: str) -> dict:
                                    licence=None, chunk_words=128, chunk_overlap=32)
             for d, ps in passages:
                 sq.insert_document(db, sid, d, content_hash(d), ps)
+            sq.refresh_source_counts(db, sid, 0.0)  # passage count: what chooses the BM25 engine
         build = time.perf_counter() - t0
         doc_of = dict(db.execute("SELECT p.id, d.ext_id FROM passages p JOIN documents d ON d.id = p.document_id").fetchall())
         retriever = BM25Retriever(db, [sq.get_source(db, "scifact")])

@@ -1,8 +1,8 @@
 """Tantivy BM25 index over passage title and text, saved beside the database.
 
 Why another BM25 engine: SQLite FTS5 ranks every passage that matches any query term before
-it can cut the top k, so at a million passages a claim's OR-query costs about a second
-(p95 3.5 s, benchmarks/results/scale.json) against a 50 ms budget. Tantivy (Rust, the engine
+it can cut the top k, so at a million passages a claim's OR-query costs 0.4–1.1 s (p50–p95,
+benchmarks/results/scale.json) against a 50 ms budget. Tantivy (Rust, the engine
 of Quickwit) keeps an on-disk, memory-mapped inverted index and prunes with block-max WAND,
 so it reads only the postings that can still reach the top k. It is used for sources above
 :data:`TANTIVY_MIN_PASSAGES` passages (core/ingest/index.py chooses, as for the IVF index);

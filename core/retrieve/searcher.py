@@ -34,7 +34,7 @@ from core.retrieve.expand import Expansion, hyde_vector, query2doc_query
 from core.retrieve.fusion import FusionParams, fuse, load_fusion
 from core.retrieve.subject import EntityFn, Subject, TitleIndex, acts, subject_first
 from core.text import content_words, fts_match_query, query_terms
-from models.bm25_index import TANTIVY_MIN_PASSAGES
+from models.bm25_index import TANTIVY_MIN_PASSAGES, BM25Index
 from models.embed import Embedder
 from store import sources as sq
 from store.records import SourceInfo, StoredPassage
@@ -59,8 +59,8 @@ class BM25Retriever:
         self, db: sqlite_utils.Database, sources: Sequence[SourceInfo], tantivy_min: int = TANTIVY_MIN_PASSAGES
     ) -> None:
         self._db = db
-        self._tantivy = []
-        self._source_ids = []
+        self._tantivy: list[BM25Index] = []
+        self._source_ids: list[int] = []
         for s in sources:  # large sources on Tantivy (built or refreshed here if stale), the rest on FTS5
             index = bm25_index(db, s, tantivy_min)
             if index is None:

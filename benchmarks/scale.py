@@ -44,6 +44,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from scale_corpus import DATA, base_passages, derived_vectors, passages  # noqa: E402
 
+from models.bm25_index import TANTIVY_MIN_PASSAGES  # noqa: E402
+
 RESULTS = ROOT / "benchmarks" / "results" / "scale.json"
 SIZES = (100_000, 300_000, 1_000_000)
 DEPTH = 100  # what the searcher fuses in hybrid mode (core/retrieve/searcher.py)
@@ -134,8 +136,29 @@ def build_index(folder: Path, n: int, real: np.ndarray, origin: np.ndarray) -> t
     return "ivf", time.perf_counter() - t0
 
 
-def measure(db_path: Path, index_path: Path, kind: str, qfile: Path, truth_file: Path) -> dict:
-    """In a fresh process: open the store and the index, run every query in every mode."""
+def build_tantivy(db_path: Path) -> tuple[float, float]:
+    """The Tantivy BM25 index of the store's source, as the store builds it (core/ingest/index.py,
+    from the stored passages in batches): seconds and disk MB."""
+    from core.ingest.index import bm25_dir, bm25_index
+    from store import open_db
+    from store import sources as sq
+
+    db = open_db(db_path)
+    info = sq.get_source(db, "scale")
+    shutil.rmtree(bm25_dir(db), ignore_errors=True)
+    t0 = time.perf_counter()
+    assert bm25_index(db, info, 0) is not None
+    seconds = time.perf_counter() - t0
+    mb = sum(p.stat().st_size for p in bm25_dir(db).rglob("*") if p.is_file()) / 2**20
+    db.conn.close()
+    return seconds, round(mb, 1)
+
+
+def measure(db_path: Path, index_path: Path, kind: str, qfile: Path, truth_file: Path, engine: str = "fts5") -> dict:
+    """In a fresh process: open the store and the index, run every query in every mode, with
+    BM25 by ``engine``: ``fts5`` (SQLite; its top 100 per query saved beside ``truth_file`` as
+    the reference ranking) or ``tantivy`` (models/bm25_index.py, built beforehand; recall@10 of
+    BM25 = overlap of its top 10 with FTS5's, hybrid against RRF of FTS5's BM25 and exact dense)."""
     from core.retrieve.searcher import BM25Retriever, reciprocal_rank_fusion
     from models.vector_index import VectorIndex
     from store import open_db
@@ -144,12 +167,15 @@ def measure(db_path: Path, index_path: Path, kind: str, qfile: Path, truth_file:
     data = np.load(qfile, allow_pickle=False)
     qtexts = json.loads(Path(str(qfile) + ".json").read_text())
     truth = np.load(truth_file)
+    fts_file = truth_file.with_name("fts_rank.json")
     db = open_db(db_path)
-    bm25 = BM25Retriever(db, sq.list_sources(db))
+    bm25 = BM25Retriever(db, sq.list_sources(db), tantivy_min=0 if engine == "tantivy" else 10**12)
+    assert set(bm25.engines.values()) == {engine}, bm25.engines
+    fts_rank = json.loads(fts_file.read_text()) if engine == "tantivy" else []
     index = VectorIndex.load(index_path, kind)
     times: dict[str, list[float]] = {"bm25": [], "dense": [], "hybrid": []}
     recall: dict[str, list[float]] = {"bm25": [], "dense": [], "hybrid": []}
-    for q, v, exact in zip(qtexts, data, truth, strict=True):
+    for qi, (q, v, exact) in enumerate(zip(qtexts, data, truth, strict=True)):
         t0 = time.perf_counter()
         b = bm25.retrieve(q, DEPTH)
         sq.get_passages(db, [i for i, _ in b[:10]])
@@ -166,8 +192,12 @@ def measure(db_path: Path, index_path: Path, kind: str, qfile: Path, truth_file:
         times["dense"].append(t2 - t1)
         times["hybrid"].append(t3 - t2)
         ex_dense = [(int(i), 0.0) for i in exact]
-        ex_h = {i for i, _ in reciprocal_rank_fusion({"bm25": b2, "dense": ex_dense})[:10]}
-        recall["bm25"].append(1.0)  # FTS5 ranks every match exactly
+        if engine == "fts5":
+            fts_rank.append([i for i, _ in b])
+        ref = [(i, 0.0) for i in fts_rank[qi]]
+        ex_h = {i for i, _ in reciprocal_rank_fusion({"bm25": ref, "dense": ex_dense})[:10]}
+        top_ref = set(fts_rank[qi][:10])  # FTS5 ranks every match exactly: 1.0 for itself
+        recall["bm25"].append(len({i for i, _ in b[:10]} & top_ref) / len(top_ref) if top_ref else 1.0)
         recall["dense"].append(len({i for i, _ in d[:10]} & {int(i) for i in exact[:10]}) / 10)
         recall["hybrid"].append(len({i for i, _ in h} & ex_h) / 10)
     curve = {}
@@ -195,6 +225,8 @@ def measure(db_path: Path, index_path: Path, kind: str, qfile: Path, truth_file:
     out = {m: {"p50_ms": round(float(np.percentile(times[m], 50)) * 1000, 2),
                "p95_ms": round(float(np.percentile(times[m], 95)) * 1000, 2),
                "recall_at_10": round(float(np.mean(recall[m])), 4)} for m in times}
+    if engine == "fts5":
+        fts_file.write_text(json.dumps(fts_rank))
     out["rss_mb"] = round(rss, 1)
     out["peak_rss_mb"] = round(peak, 1)
     if curve:
@@ -225,24 +257,34 @@ def search_main(work: Path, sizes: list[int]) -> None:
         truth = exact_topk(qv, n, real, origin)
         np.save(work / "truth.npy", truth)
         index_path = work / f"{n}.{kind}.faiss"
-        out = subprocess.run([sys.executable, __file__, "measure", str(db_path), str(index_path), kind,
-                              str(work / "queries.npy"), str(work / "truth.npy")],
-                             capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-        if out.returncode != 0:
-            raise SystemExit(out.stderr)
-        m = json.loads(out.stdout.strip().splitlines()[-1])
+        tantivy_s, tantivy_mb = build_tantivy(db_path)
+        runs = {}
+        for engine in ("fts5", "tantivy"):  # FTS5 first: its ranking is the reference
+            out = subprocess.run([sys.executable, __file__, "measure", str(db_path), str(index_path), kind,
+                                  str(work / "queries.npy"), str(work / "truth.npy"), engine],
+                                 capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+            if out.returncode != 0:
+                raise SystemExit(out.stderr)
+            runs[engine] = json.loads(out.stdout.strip().splitlines()[-1])
         disk = {"sqlite_mb": round(sum(p.stat().st_size for p in work.glob("scale.db*") if p.is_file()) / 2**20, 1),
                 "index_mb": round(sum(p.stat().st_size for p in work.glob(f"{n}.{kind}.faiss*")) / 2**20, 1)}
-        results[str(n)] = {**{k: m[k] for k in ("bm25", "dense", "hybrid")}, "index": kind,
+        chosen = "tantivy" if n > TANTIVY_MIN_PASSAGES else "fts5"
+        m = runs[chosen]
+        results[str(n)] = {**{k: m[k] for k in ("bm25", "dense", "hybrid")}, "bm25_engine": chosen, "index": kind,
                            "rss_mb": m["rss_mb"], "peak_rss_mb": m["peak_rss_mb"], "ivf": m.get("ivf"),
                            "fts_insert_s": round(fts_s, 1), "index_build_s": round(index_s, 1), **disk,
+                           "engines": {e: {"bm25": r["bm25"], "hybrid": r["hybrid"], "rss_mb": r["rss_mb"],
+                                           "peak_rss_mb": r["peak_rss_mb"]} for e, r in runs.items()},
                            "load_avg": load()}
+        results[str(n)]["engines"]["tantivy"].update(build_s=round(tantivy_s, 1), disk_mb=tantivy_mb)
+        _save("search", {**(json.loads(RESULTS.read_text()).get("search", {}) if RESULTS.exists() else {}),
+                         **results})  # each size as soon as it is measured
         print(json.dumps({n: results[str(n)]}), file=sys.stderr, flush=True)
         for p in work.glob(f"{n}.{kind}.faiss*"):
             if n != max(sizes):
                 p.unlink()
     meta = json.loads((work / "vectors.json").read_text())
-    _save("search", results)
+    _save("search", {**(json.loads(RESULTS.read_text()).get("search", {}) if RESULTS.exists() else {}), **results})
     _save("search_setup", {
         "passages": "real text from ../shared/data (benchmarks/scale_corpus.py): "
                     f"{len(base)} distinct texts; past those, two real texts joined at random",
@@ -253,6 +295,12 @@ def search_main(work: Path, sizes: list[int]) -> None:
                   "(the same at every size)",
         "recall": "dense: top 10 vs exact inner product over all vectors; hybrid: RRF(k=60) of the same BM25 "
                   "top 100 with the index's vs the exact dense top 100",
+        "bm25": "search[n].bm25 / .hybrid: the engine the store chooses at n (bm25_engine: Tantivy above "
+                f"{TANTIVY_MIN_PASSAGES} passages, else SQLite FTS5); both engines under search[n].engines, each "
+                "measured in its own fresh process (rss_mb). recall_at_10 of BM25 = overlap of the engine's top 10 "
+                "with FTS5's (1.0 for FTS5 itself); hybrid recall against RRF of FTS5's BM25 top 100 and the exact "
+                "dense top 100. Tantivy build: from the stored passages in batches of 20,000 "
+                "(core/ingest/index.py bm25_index)",
         "hnsw": "not built at these sizes: 94 s at 100k already (vector_index_flat_vs_hnsw.json)",
         "cpu": os.cpu_count(),
     })
@@ -390,7 +438,7 @@ def batch_main(work: Path, n_answers: int, single: dict | None = None) -> None:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "measure":
         a = sys.argv[2:]
-        print(json.dumps(measure(Path(a[0]), Path(a[1]), a[2], Path(a[3]), Path(a[4]))))
+        print(json.dumps(measure(Path(a[0]), Path(a[1]), a[2], Path(a[3]), Path(a[4]), *a[5:6])))
         raise SystemExit(0)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=("search", "batch", "bm25s"))

@@ -22,6 +22,15 @@ def content_words(text: str) -> list[str]:
     return [w for w in words(text) if w not in STOPWORDS]
 
 
+def query_terms(text: str, distinct: bool = True) -> list[str]:
+    """The terms of a bag-of-words BM25 query: content words (every word if there are none),
+    each once or, with ``distinct=False``, as often as written. Shared by FTS5 and Tantivy."""
+    def pick(toks: list[str]) -> list[str]:
+        return list(dict.fromkeys(toks)) if distinct else toks
+
+    return pick(content_words(text)) or pick(words(text))
+
+
 def fts_match_query(text: str, distinct: bool = True) -> str | None:
     """An FTS5 MATCH expression: the query's content words, quoted and OR-ed.
 
@@ -31,10 +40,7 @@ def fts_match_query(text: str, distinct: bool = True) -> str | None:
     phrases, so a word written 5 times weighs 5 times — query-term frequency, as Anserini's
     bag-of-words queries weigh it, which Query2doc's repeated claim relies on (seed 000 Eq. 1).
     """
-    def pick(toks: list[str]) -> list[str]:
-        return list(dict.fromkeys(toks)) if distinct else toks
-
-    toks = pick(content_words(text)) or pick(words(text))
+    toks = query_terms(text, distinct)
     if not toks:
         return None
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in toks)

@@ -266,3 +266,31 @@ def fts_search(
     sql += " ORDER BY bm25(passages_fts, 0.5, 1.0) LIMIT ?"
     params.append(limit)
     return [(int(r[0]), float(r[1])) for r in db.execute(sql, params).fetchall()]
+
+
+def passage_fingerprint(db: sqlite_utils.Database, source_id: int) -> str:
+    """A cheap identity of a source's passage set (count, id sum, max id), to tell if a derived
+    BM25 index (models/bm25_index.py) is stale: passages are only inserted and deleted, never
+    edited in place, so a changed set changes one of the three."""
+    row = db.execute(
+        "SELECT count(*), coalesce(sum(id), 0), coalesce(max(id), 0) FROM passages WHERE source_id = ?",
+        [source_id],
+    ).fetchone()
+    return f"{row[0]}:{row[1]}:{row[2]}"
+
+
+def iter_passage_texts(
+    db: sqlite_utils.Database, source_id: int, batch: int = 20_000
+) -> Iterator[list[tuple[int, str, str]]]:
+    """(passage id, title, text) of a source in batches of ``batch`` rows (keyset pagination on
+    id), so a large source's BM25 index is built without holding every passage."""
+    last = -1
+    while True:
+        rows = db.execute(
+            "SELECT id, title, text FROM passages WHERE source_id = ? AND id > ? ORDER BY id LIMIT ?",
+            [source_id, last, batch],
+        ).fetchall()
+        if not rows:
+            return
+        last = rows[-1][0]
+        yield [(int(r[0]), r[1], r[2]) for r in rows]

@@ -9,11 +9,13 @@ database exactly as it was.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
 import shutil
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,7 @@ import sqlite_utils
 
 from core.errors import InputError, NotFoundError
 from core.ingest.chunk import chunk
+from models.bm25_index import TANTIVY_MIN_PASSAGES, BM25Index, build_bm25, read_stamp, remove_bm25, stamp_for
 from models.embed import Embedder
 from models.nlp import SentenceSplitter
 from models.vector_index import EXACT_LIMIT, IVF_TRAIN_PER_CELL, VectorIndex, atomic_write_text, build_ivf, ivf_cells
@@ -79,8 +82,10 @@ def add_source(
     chunk_words: int = 128,
     chunk_overlap: int = 32,
     progress: Progress | None = None,
+    bm25_min: int = TANTIVY_MIN_PASSAGES,
 ) -> IndexReport:
-    """Index ``documents`` as source ``name`` (creating or incrementally updating it)."""
+    """Index ``documents`` as source ``name`` (creating or incrementally updating it).
+    Sources above ``bm25_min`` passages also get (or keep current) a Tantivy BM25 index."""
     check_source_name(name)
     if not documents:
         raise InputError(f"source {name!r} has no documents")
@@ -123,6 +128,9 @@ def add_source(
     info = sq.get_source(db, name)
     assert info is not None
     vector_index(db, info, model)
+    if bm25_index(db, info, bm25_min) is None:  # at or below the threshold: FTS5, no leftover index
+        with contextlib.suppress(InputError):  # an in-memory database has no folder
+            remove_bm25(bm25_dir(db) / name)
     seconds = time.perf_counter() - t0
     with write_tx(db):
         sq.refresh_source_counts(db, info.id, seconds)
@@ -256,6 +264,7 @@ def remove_source(db: sqlite_utils.Database, name: str) -> None:
     with write_tx(db):
         sq.delete_source(db, info.id)
     shutil.rmtree(index_dir(db) / name, ignore_errors=True)
+    remove_bm25(bm25_dir(db) / name)
 
 
 def db_file(db: sqlite_utils.Database) -> Path:
@@ -312,3 +321,38 @@ def _build_ivf(db: sqlite_utils.Database, source: SourceInfo, model: str, path: 
     sample = np.concatenate([vecs[::step].copy() for _ids, vecs in sq.iter_embeddings(db, source.id, model)])
     path.parent.mkdir(parents=True, exist_ok=True)
     return build_ivf(path, sq.iter_embeddings(db, source.id, model), n, sample.shape[1], sample, cells)
+
+
+def bm25_dir(db: sqlite_utils.Database) -> Path:
+    """Tantivy BM25 indexes live beside the database: ``<db>.tantivy/<source>/``."""
+    f = db_file(db)
+    return f.with_name(f.name + ".tantivy")
+
+
+def bm25_index(
+    db: sqlite_utils.Database, source: SourceInfo, threshold: int = TANTIVY_MIN_PASSAGES
+) -> BM25Index | None:
+    """The Tantivy BM25 index of a source above ``threshold`` passages (models/bm25_index.py),
+    rebuilt from the stored passages if its stamp (passage set, analyzer, BM25 constants) is not
+    what is stored now, or it is missing; None for a smaller source (FTS5 serves it; searching
+    never deletes an index, ``source add`` removes a leftover one). If the index cannot be (re)built — a
+    read-only folder, an in-memory database — the source is searched with FTS5 and a warning
+    says so: nothing is lost, the index is derived from the store."""
+    if source.n_passages <= threshold:
+        return None
+    try:
+        path = bm25_dir(db) / source.name
+        stamp = stamp_for(sq.passage_fingerprint(db, source.id))
+        if read_stamp(path) == stamp:
+            try:
+                return BM25Index.open(path)
+            except (OSError, ValueError):
+                pass  # unreadable: rebuild it below
+        return build_bm25(path, sq.iter_passage_texts(db, source.id), stamp)
+    except (OSError, ValueError, InputError, ImportError) as exc:
+        warnings.warn(
+            f"the Tantivy BM25 index of source {source.name!r} could not be built ({exc}); "
+            "searching it with SQLite FTS5 instead (slower on large sources)",
+            RuntimeWarning, stacklevel=2,
+        )
+        return None

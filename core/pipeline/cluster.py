@@ -113,7 +113,7 @@ class AnswerOutcome:
 
 def snapshot_files(db_path: Path) -> dict[str, bytes]:
     """A consistent copy of the store (SQLite backup API: a committed state, even while the
-    driver writes) and the FAISS files beside it, as bytes keyed by relative path."""
+    driver writes) and the FAISS and Tantivy files beside it, as bytes keyed by relative path."""
     out: dict[str, bytes] = {}
     with tempfile.TemporaryDirectory(prefix="claimscope-snap-") as tmp:
         copy = Path(tmp) / "knowledge.db"
@@ -126,11 +126,12 @@ def snapshot_files(db_path: Path) -> dict[str, bytes]:
             src.close()
             dst.close()
         out["knowledge.db"] = copy.read_bytes()
-    faiss_dir = db_path.with_name(db_path.name + ".faiss")
-    if faiss_dir.is_dir():
-        for f in faiss_dir.rglob("*"):
-            if f.is_file() and not f.name.endswith(".tmp"):
-                out["knowledge.db.faiss/" + str(f.relative_to(faiss_dir))] = f.read_bytes()
+    for suffix in (".faiss", ".tantivy"):  # the FAISS files and the Tantivy BM25 indexes of large sources
+        folder = db_path.with_name(db_path.name + suffix)
+        if folder.is_dir():
+            for f in folder.rglob("*"):
+                if f.is_file() and not f.name.endswith(".tmp") and ".build." not in str(f.relative_to(folder)):
+                    out["knowledge.db" + suffix + "/" + str(f.relative_to(folder))] = f.read_bytes()
     return out
 
 
@@ -266,10 +267,11 @@ class RayBatch:
 
         db = self.pipeline.db
         path = db_file(db)
+        sources = self.pipeline.searcher.sources(self.pipeline.sources)  # unknown source: fail before Ray starts
         if self.pipeline.mode in ("dense", "hybrid"):  # build (or refresh) the FAISS files once, here
-            self.pipeline.searcher.dense(self.pipeline.searcher.sources(self.pipeline.sources))
-        else:
-            self.pipeline.searcher.sources(self.pipeline.sources)  # unknown source: fail before Ray starts
+            self.pipeline.searcher.dense(sources)
+        if self.pipeline.mode in ("bm25", "hybrid"):  # and the Tantivy indexes of large sources
+            self.pipeline.searcher.bm25(sources)
         if self.options.ship:
             return Knowledge(files=ray.put(snapshot_files(path)))
         return Knowledge(path=str(path))

@@ -1,7 +1,9 @@
-"""Evidence retrieval: BM25 (SQLite FTS5), dense (FAISS), and hybrid by reciprocal-rank fusion.
+"""Evidence retrieval: BM25 (SQLite FTS5 or Tantivy), dense (FAISS), and hybrid by reciprocal-rank fusion.
 
 - BM25: FTS5's ``bm25()`` over passage title and text, queried with the claim's content
-  words OR-ed (seed 000 §1.2 uses BM25 as the sparse baseline; seed 003 §4.5 too).
+  words OR-ed (seed 000 §1.2 uses BM25 as the sparse baseline; seed 003 §4.5 too); sources
+  above ``TANTIVY_MIN_PASSAGES`` passages are searched with Tantivy instead, the same query
+  terms and BM25 (models/bm25_index.py), because FTS5 costs about a second a query there.
 - Dense: cosine similarity of L2-normalised sentence embeddings (all-MiniLM-L6-v2 by
   default) in a FAISS index; the query is the claim text without any prefix (seed 004 §5.4).
 - Hybrid (the default): BM25 and dense fused by the rule fitted on training claims
@@ -27,11 +29,12 @@ import numpy as np
 import sqlite_utils
 
 from core.errors import InputError
-from core.ingest.index import require_source, vector_index
+from core.ingest.index import bm25_index, require_source, vector_index
 from core.retrieve.expand import Expansion, hyde_vector, query2doc_query
 from core.retrieve.fusion import FusionParams, fuse, load_fusion
 from core.retrieve.subject import EntityFn, Subject, TitleIndex, acts, subject_first
-from core.text import content_words, fts_match_query
+from core.text import content_words, fts_match_query, query_terms
+from models.bm25_index import TANTIVY_MIN_PASSAGES, BM25Index
 from models.embed import Embedder
 from store import sources as sq
 from store.records import SourceInfo, StoredPassage
@@ -52,15 +55,36 @@ class Retriever(Protocol):
 class BM25Retriever:
     name = "bm25"
 
-    def __init__(self, db: sqlite_utils.Database, sources: Sequence[SourceInfo]) -> None:
+    def __init__(
+        self, db: sqlite_utils.Database, sources: Sequence[SourceInfo], tantivy_min: int = TANTIVY_MIN_PASSAGES
+    ) -> None:
         self._db = db
-        self._source_ids = [s.id for s in sources]
+        self._tantivy: list[BM25Index] = []
+        self._source_ids: list[int] = []
+        for s in sources:  # large sources on Tantivy (built or refreshed here if stale), the rest on FTS5
+            index = bm25_index(db, s, tantivy_min)
+            if index is None:
+                self._source_ids.append(s.id)
+            else:
+                self._tantivy.append(index)
+        self.engines = {s.name: ("fts5" if s.id in self._source_ids else "tantivy") for s in sources}
 
     def retrieve(self, query: str, k: int, distinct: bool = True) -> Ranked:
-        match = fts_match_query(query, distinct=distinct)
-        if match is None:
-            return []
-        return sq.fts_search(self._db, match, self._source_ids, k)
+        """Top ``k`` over every source. With several indexes, hits are merged by BM25 score
+        (each index has its own document statistics, as FAISS indexes are merged per source)."""
+        hits: Ranked = []
+        if self._source_ids:
+            match = fts_match_query(query, distinct=distinct)
+            if match is None:
+                return []
+            hits = sq.fts_search(self._db, match, self._source_ids, k)
+        if self._tantivy:
+            terms = query_terms(query, distinct)
+            for index in self._tantivy:
+                hits.extend(index.search(terms, k))
+            if len(self._tantivy) + bool(self._source_ids) > 1:
+                hits.sort(key=lambda h: -h[1])
+        return hits[:k]
 
 
 class DenseRetriever:
@@ -155,8 +179,11 @@ class Searcher:
         fusion: FusionParams | None = None,
         entities_factory: Callable[[], EntityFn] | None = None,
         subject: bool = True,
+        tantivy_min: int = TANTIVY_MIN_PASSAGES,
     ) -> None:
         self.db = db
+        self.tantivy_min = tantivy_min  # sources above this many passages: BM25 with Tantivy
+        self._bm25: dict[tuple[str, ...], BM25Retriever] = {}
         self._embedder_factory = embedder_factory
         self._embedder: Embedder | None = None
         self.rrf_k = rrf_k
@@ -204,6 +231,12 @@ class Searcher:
             self._dense[key] = DenseRetriever(self.db, sources, self.embedder, self.index_kind)
         return self._dense[key]
 
+    def bm25(self, sources: list[SourceInfo]) -> BM25Retriever:
+        key = tuple(f"{s.name}:{s.updated_at}" for s in sources)
+        if key not in self._bm25:
+            self._bm25[key] = BM25Retriever(self.db, sources, self.tantivy_min)
+        return self._bm25[key]
+
     def rank(
         self, query: str, mode: str, k: int, sources: Sequence[str] | None = None, expansion: Expansion | None = None,
     ) -> dict[str, Ranked]:
@@ -222,7 +255,7 @@ class Searcher:
         depth = max(k, self.depth) if fused else k
         out: dict[str, Ranked] = {}
         if mode in ("bm25", "hybrid", "rrf"):
-            out["bm25"] = BM25Retriever(self.db, srcs).retrieve(query, depth)
+            out["bm25"] = self.bm25(srcs).retrieve(query, depth)
         if mode in ("dense", "hybrid", "rrf"):
             out["dense"] = self.dense(srcs).retrieve(query, depth)
         if mode == "rrf":
@@ -239,7 +272,7 @@ class Searcher:
 
     def expanded(self, query: str, expansion: Expansion, k: int, sources: list[SourceInfo]) -> Ranked:
         dense = self.dense(sources) if expansion.method == "hyde" else None
-        return rank_expanded(query, expansion, k, BM25Retriever(self.db, sources), dense, self.embedder.encode,
+        return rank_expanded(query, expansion, k, self.bm25(sources), dense, self.embedder.encode,
                              depth=self.depth, rrf_k=self.rrf_k)
 
     def search(

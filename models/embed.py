@@ -66,23 +66,27 @@ class SentenceTransformerEmbedder:
         progress: Callable[[int], None] | None = None,
     ) -> np.ndarray:
         """Encode in length-sorted batches (less padding), reporting progress per batch."""
-        if not texts:
-            return np.zeros((0, self._dim), dtype=np.float32)
-        order = np.argsort([-len(t) for t in texts], kind="stable")
-        out = np.zeros((len(texts), self._dim), dtype=np.float32)
-        for start in range(0, len(texts), batch_size):
-            idx = order[start : start + batch_size]
-            vecs = self._model.encode(
-                [texts[i] for i in idx],
-                batch_size=batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-            out[idx] = vecs
-            if progress:
-                progress(len(idx))
-        return out
+        return encode_sorted(texts, self._dim, batch_size, progress, lambda batch: self._model.encode(
+            batch, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False,
+        ))
+
+
+def encode_sorted(
+    texts: Sequence[str], dim: int, batch_size: int, progress: Callable[[int], None] | None,
+    encode_batch: Callable[[list[str]], np.ndarray],
+) -> np.ndarray:
+    """``encode_batch`` over ``texts`` in batches of similar length, longest first (less
+    padding), the vectors put back in the input order; ``progress`` is told each batch's size."""
+    if not texts:
+        return np.zeros((0, dim), dtype=np.float32)
+    order = np.argsort([-len(t) for t in texts], kind="stable")
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    for start in range(0, len(texts), batch_size):
+        idx = order[start : start + batch_size]
+        out[idx] = encode_batch([texts[i] for i in idx])
+        if progress:
+            progress(len(idx))
+    return out
 
 
 _MEAN_POOLING = {
@@ -156,15 +160,11 @@ class MeanPoolingEmbedder:
         progress: Callable[[int], None] | None = None,
     ) -> np.ndarray:
         """Encode in length-sorted batches (less padding), reporting progress per batch."""
-        if not texts:
-            return np.zeros((0, self._dim), dtype=np.float32)
         torch = self._torch
-        order = np.argsort([-len(t) for t in texts], kind="stable")
-        out = np.zeros((len(texts), self._dim), dtype=np.float32)
-        for start in range(0, len(texts), batch_size):
-            idx = order[start : start + batch_size]
+
+        def encode_batch(batch: list[str]) -> np.ndarray:
             enc = self._tokenizer(
-                [str(texts[i]).strip() for i in idx], padding=True, truncation="longest_first",
+                [str(t).strip() for t in batch], padding=True, truncation="longest_first",
                 max_length=self.max_seq_length, return_tensors="pt",
             ).to(self._device)
             with torch.inference_mode():
@@ -172,10 +172,9 @@ class MeanPoolingEmbedder:
                 mask = enc["attention_mask"].unsqueeze(-1).to(tokens.dtype)
                 mean = (tokens * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
                 vecs = torch.nn.functional.normalize(mean, p=2, dim=1)
-            out[idx] = vecs.float().cpu().numpy()
-            if progress:
-                progress(len(idx))
-        return out
+            return vecs.float().cpu().numpy()
+
+        return encode_sorted(texts, self._dim, batch_size, progress, encode_batch)
 
 
 def load_embedder(spec: str | None = None, device: str = "cpu") -> SentenceTransformerEmbedder | MeanPoolingEmbedder:

@@ -29,7 +29,9 @@ $(STAMP): pyproject.toml Makefile
 	# The CPU build of torch first (a local wheel here); the project's torch range accepts it,
 	# so the next step does not pull the multi-GB CUDA build.
 	$(PIP) install -q "torch==2.13.0"
-	$(PIP) install -q -e ".[dev,cluster]"
+	# dev: the tests; cluster: Ray, so the Ray tests run; train: peft + gguf (small, pure Python),
+	# so the decomposer-training tests (LoRA restart) run too.
+	$(PIP) install -q -e ".[dev,cluster,train]"
 	$(PIP) install -q --no-deps $(EMBEDDED)
 	touch $(STAMP)
 

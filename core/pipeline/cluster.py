@@ -41,6 +41,7 @@ from store import runs as rq
 from store.db import write_tx
 
 MAX_ATTEMPTS = 3  # tries per answer within one invocation (a killed actor, a failed answer)
+ACTOR_CPUS = 1  # CPUs a checking actor holds, and the threads its models use
 CLUSTER_MODES = ("bm25", "dense", "hybrid")
 
 
@@ -135,7 +136,32 @@ def snapshot_files(db_path: Path) -> dict[str, bytes]:
     return out
 
 
-def open_knowledge(knowledge: Knowledge, scratch: Path):
+SCRATCH_PREFIX = "claimscope-worker-"
+
+
+def new_scratch(tmp: str | None = None) -> Path:
+    """A worker's snapshot folder, named for its process (``claimscope-worker-<pid>-…``), after
+    sweeping the folders of this node's workers whose process is gone (killed, crashed, or a
+    Ray shutdown that ran no finaliser) — so shipped snapshots never pile up in the temp dir."""
+    root = Path(tmp or tempfile.gettempdir())
+    for old in root.glob(SCRATCH_PREFIX + "*"):
+        pid = old.name[len(SCRATCH_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=root))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def open_knowledge(knowledge: Knowledge, scratch: Path | None):
     """The knowledge source as a read-only sqlite-utils database: the shared file, or the
     shipped snapshot written under ``scratch`` (the worker's own temp folder)."""
     import sqlite_utils
@@ -167,7 +193,11 @@ class CheckWorker:
         for k, v in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("TOKENIZERS_PARALLELISM", "false"),
                      ("OMP_WAIT_POLICY", "PASSIVE")):
             os.environ.setdefault(k, v)
-        self._scratch = Path(tempfile.mkdtemp(prefix="claimscope-worker-"))
+        # One actor holds one CPU (``num_cpus=ACTOR_CPUS``): its ONNX Runtime sessions get as many
+        # threads, so N actors on N cores do not oversubscribe them (models/nli.py reads CLAIMSCOPE_THREADS).
+        os.environ["CLAIMSCOPE_THREADS"] = str(ACTOR_CPUS)
+        # A shipped snapshot needs a folder on the node; a shared path needs none.
+        self._scratch = new_scratch() if files is not None else None
         self.db = open_knowledge(Knowledge(path, files), self._scratch)
         self.decomposer, self.verifier, self.searcher = stages(self.db)
         self.k, self.mode, self.sources = run
@@ -193,8 +223,13 @@ class CheckWorker:
     def pid(self) -> int:
         return os.getpid()
 
-    def __del__(self) -> None:
-        shutil.rmtree(getattr(self, "_scratch", ""), ignore_errors=True)
+    def close(self) -> None:
+        """Remove the snapshot's folder: the driver calls this before it kills the pool, since a
+        killed actor runs no finaliser (a crashed one's folder is swept by the next worker)."""
+        self.db.conn.close()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
 
 
 class EmbedWorker:
@@ -279,7 +314,7 @@ class RayBatch:
     def _actors(self, ray, knowledge: Knowledge) -> list:
         # max_restarts: a killed actor comes back (loading its models again); the driver
         # re-sends the answer it was working on (max_task_retries stays 0 so each failure is seen).
-        remote = ray.remote(num_cpus=1, max_restarts=MAX_ATTEMPTS, max_task_retries=0)(CheckWorker)
+        remote = ray.remote(num_cpus=ACTOR_CPUS, max_restarts=MAX_ATTEMPTS, max_task_retries=0)(CheckWorker)
         run = (self.pipeline.k, self.pipeline.mode, self.pipeline.sources)
         self._knowledge = knowledge  # keeps the snapshot in the object store while actors may restart
         return [remote.remote(self.stages, run, knowledge.path, knowledge.files) for _ in range(self.options.workers)]
@@ -349,6 +384,10 @@ class RayBatch:
             else:
                 self.failed.append(line.ext_id or str(key))
         self.failed.extend(line.ext_id or str(line.key) for line in queue)  # no worker left for these
+        try:  # snapshot folders removed while the actors still live (a dead one is swept later)
+            ray.get([actor.close.remote() for actor in actors], timeout=30)
+        except ray.exceptions.RayError:
+            pass
         for actor in actors:
             ray.kill(actor)
         ray.shutdown()  # disconnect (and stop a local instance) before the caller prints results

@@ -73,3 +73,25 @@ def test_a_failed_answer_is_recorded_then_its_retry_fills_the_same_run(setup):
     # The worker's connection is read-only: the store is written by the driver alone.
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
         worker.db.execute("DELETE FROM runs")
+
+
+def test_a_new_worker_sweeps_the_snapshot_folders_of_dead_workers_only(tmp_path):
+    """A killed actor runs no finaliser; the next worker on the node removes its folder, and
+    never the folder of a worker that still runs (here: this process)."""
+    import os
+    import subprocess
+    import sys
+
+    from core.pipeline.cluster import SCRATCH_PREFIX, new_scratch
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_dir = tmp_path / f"{SCRATCH_PREFIX}{int(dead.stdout)}-abc"
+    (dead_dir / "knowledge.db.faiss").mkdir(parents=True)
+    live_dir = tmp_path / f"{SCRATCH_PREFIX}{os.getpid()}-def"
+    live_dir.mkdir()
+    other = tmp_path / f"{SCRATCH_PREFIX}notapid"
+    other.mkdir()
+    made = new_scratch(str(tmp_path))
+    assert not dead_dir.exists()
+    assert live_dir.is_dir() and other.is_dir() and made.is_dir()
+    assert made.name.startswith(f"{SCRATCH_PREFIX}{os.getpid()}-")

@@ -16,6 +16,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -128,9 +129,12 @@ def test_ray_batch_gives_the_single_process_verdicts(indexed, ray_head, tmp_path
     db = tmp_path / "ray.db"
     _copy(base, db)
     args = _cli(db, *CHECK, str(batch), "--ray", "--address", ray_head, "--workers", "2")
+    scratch_before = set(Path(tempfile.gettempdir()).glob("claimscope-worker-*"))
     out = subprocess.run([*args, "--ship-index"] if ship else args, env=_env(), capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert _verdicts(out.stdout) == reference
+    # No worker leaves its snapshot folder behind (the actors are killed: no finaliser runs).
+    assert set(Path(tempfile.gettempdir()).glob("claimscope-worker-*")) - scratch_before == set()
     # The driver wrote every result once: one verdict per checkable claim, every run done.
     assert _rows(db, "SELECT claim_id, count(*) FROM verdicts GROUP BY claim_id HAVING count(*) > 1") == []
     assert {r[0] for r in _rows(db, "SELECT status FROM runs")} == {"done"}

@@ -182,6 +182,7 @@ class Workbench:
         """Load every model a run with ``options`` needs, so the first run starts at once."""
         self.embedder()
         self.splitter()
+        self.claim_subject()  # retrieval's subject rule (hybrid): else loaded on a run's first search
         self.verifier(options)
         self.decomposer(options.decomposer)
         self.characterizer()  # the inspector's evidence characteristics need spaCy's NER

@@ -108,8 +108,7 @@ class CrossEncoderNLI:
         Tokenising, windows and label mapping are the same code for all."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        import torch
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers import AutoConfig, AutoTokenizer
         from transformers.utils import logging as hf_logging
 
         hf_logging.set_verbosity_error()
@@ -118,20 +117,17 @@ class CrossEncoderNLI:
         check_safe_weights(ref.path)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(str(ref.path), local_files_only=True)
-            self.model = AutoModelForSequenceClassification.from_pretrained(
-                str(ref.path), local_files_only=True, use_safetensors=True, dtype=torch.float32
-            )
+            self.config = AutoConfig.from_pretrained(str(ref.path), local_files_only=True)
         except (OSError, ValueError) as exc:
             raise ModelError(f"could not load NLI model {ref.model_id}: {exc}") from exc
-        self.model.eval().to(device)
         self.ref = ref
         self.device = device
         self.max_length = max_length
         # Evidence tokens per window. A small cross-encoder judges best at the length it was
         # trained on: a window much longer than that dilutes the one deciding sentence.
         self.window_tokens = window_tokens
-        self.columns = label_mapping(dict(self.model.config.id2label))
-        self._torch = torch
+        self.columns = label_mapping(dict(self.config.id2label))
+        self._model = None
         self._session = None
         self.runtime = "torch-fp32"
         if runtime == "onnx-int8" and device == "cpu":
@@ -148,6 +144,30 @@ class CrossEncoderNLI:
             self._session = _onnx_session(ref.path, ONNX_FP32_FILE)
             if self._session is not None:
                 self.runtime = "onnx-fp32"
+        if self._session is None:
+            self._load_torch()
+
+    def _load_torch(self):
+        """The torch model: loaded only when torch serves the pairs (or :attr:`model` is
+        asked for, e.g. to export it) — an ONNX session never needs it, and building it imports
+        transformers' modeling code (issue 18: ~1 CPU-s of a check's start-up on 2 cores)."""
+        if self._model is None:
+            import torch
+            from transformers import AutoModelForSequenceClassification
+
+            try:
+                model = AutoModelForSequenceClassification.from_pretrained(
+                    str(self.ref.path), local_files_only=True, use_safetensors=True, dtype=torch.float32
+                )
+            except (OSError, ValueError) as exc:
+                raise ModelError(f"could not load NLI model {self.ref.model_id}: {exc}") from exc
+            self._model = model.eval().to(self.device)
+            self._torch = torch
+        return self._model
+
+    @property
+    def model(self):
+        return self._load_torch()
 
     def _forward(self, premises: list[str], hypotheses: list[str]) -> np.ndarray:
         if self._session is not None:
@@ -165,7 +185,7 @@ class CrossEncoderNLI:
                 padding=True, return_tensors="pt",
             ).to(self.device)
             with self._torch.inference_mode():
-                logits = self.model(**enc).logits.float()
+                logits = self._model(**enc).logits.float()
             probs = self._torch.softmax(logits, dim=-1).cpu().numpy()
         out = np.zeros((len(premises), 3), dtype=np.float32)
         for col, target in enumerate(self.columns):
@@ -233,27 +253,10 @@ class CrossEncoderNLI:
 def _onnx_session(model_dir: Path, file: str | None = None):
     """The ONNX Runtime session of ``file`` (default: the int8 one) built beside ``model_dir``'s
     weights, or None when it is missing, stale (built from other weights) or onnxruntime is
-    not installed. Threads: one
-    intra-op thread per core up to ``CLAIMSCOPE_THREADS`` (default 2, the machines this runs
-    on), spinning off (a busy-waiting pool steals the other core from the UI and the embedder)."""
-    import json
+    not installed (threads and staleness: models.onnx_build.open_session)."""
+    from models.onnx_build import ONNX_DIR, ONNX_FILE, open_session
 
-    from models.onnx_build import ONNX_DIR, ONNX_FILE, SOURCE_FILE, weights_sha256
-
-    folder = model_dir / ONNX_DIR
-    try:
-        source = json.loads((folder / SOURCE_FILE).read_text())
-        import onnxruntime as ort
-    except (OSError, ValueError, ImportError):
-        return None
-    file = file or ONNX_FILE
-    if source.get("safetensors_sha256") != weights_sha256(model_dir) or not (folder / file).exists():
-        return None
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = max(1, min(os.cpu_count() or 1, int(os.environ.get("CLAIMSCOPE_THREADS", "2"))))
-    so.inter_op_num_threads = 1
-    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(str(folder / file), so, providers=["CPUExecutionProvider"])
+    return open_session(model_dir / ONNX_DIR, file or ONNX_FILE, model_dir)
 
 
 def resolve_nli(spec: str | None = None) -> ModelRef:

@@ -107,7 +107,8 @@ class Workbench:
         """A retriever over ``db`` (the calling thread's connection) on the shared models."""
         from core.retrieve.searcher import Searcher
 
-        return Searcher(db, self.embedder, rrf_k=self.settings.rrf_k, entities_factory=self.claim_subject)
+        return Searcher(db, self.embedder, rrf_k=self.settings.rrf_k, entities_factory=self.claim_subject,
+                        title_maps=self._model(("title-maps",), dict))
 
     def llm(self):
         """The GGUF chat model of the settings (ICAT-A aspects, LLM alignment)."""

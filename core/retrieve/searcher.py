@@ -207,6 +207,15 @@ class Searcher:
 
     def find_subject(self, query: str, sources: list[SourceInfo]) -> Subject | None:
         """The claim's subject with its own document (core/retrieve/subject.py), or None."""
+        titles = self.title_index(sources)
+        if self._entities is None:
+            self._entities = self._entities_factory()
+        entities, phrase = self._entities(query)
+        return titles.find(query, entities, phrase)
+
+    def title_index(self, sources: list[SourceInfo]) -> TitleIndex:
+        """The subject rule's titles of ``sources`` (built once per source state; with
+        ``title_maps``, once per workbench — the TUI's warm-up builds it before the first run)."""
         key = tuple(f"{s.name}:{s.updated_at}" for s in sources)
         if key not in self._titles:
             shared_key = (self._db_file(), *key)
@@ -216,10 +225,7 @@ class Searcher:
                 if len(self._title_maps) >= 4:  # a few source states at most
                     self._title_maps.clear()
                 self._title_maps[shared_key] = self._titles[key].by_title
-        if self._entities is None:
-            self._entities = self._entities_factory()
-        entities, phrase = self._entities(query)
-        return self._titles[key].find(query, entities, phrase)
+        return self._titles[key]
 
     def _db_file(self) -> str:
         """The database's file ("" in memory: never shared)."""

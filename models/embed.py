@@ -137,22 +137,12 @@ class MeanPoolingEmbedder:
         code for both; ONNX skips torch's model (and transformers' modeling imports)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        from transformers import AutoConfig, AutoTokenizer
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
         assert ref.path is not None
         self.ref = ref
-        try:
-            self._tokenizer = AutoTokenizer.from_pretrained(str(ref.path), local_files_only=True)
-            config = AutoConfig.from_pretrained(str(ref.path), local_files_only=True)
-        except (OSError, ValueError) as exc:
-            raise ModelError(f"could not load embedding model {ref.model_id}: {exc}") from exc
         self._device = device
         self.max_seq_length = max_seq_length
-        self._dim = int(config.hidden_size)
         self._session = None
+        self._fast = None  # models.tokenizer.FolderTokenizer: the embedded model on ONNX Runtime
         self.runtime = "torch-fp32"
         if runtime in ("auto", "onnx-fp32") and device == "cpu" and onnx_dir is not None:
             from models.onnx_build import ONNX_FP32_FILE, open_session
@@ -161,6 +151,23 @@ class MeanPoolingEmbedder:
             if self._session is not None:
                 self.runtime = "onnx-fp32"
                 self._inputs = {i.name for i in self._session.get_inputs()}
+        try:
+            if self._session is not None and ref.embedded:
+                # no transformers import (it imports torch): the same Rust tokenizer, called directly
+                from models.tokenizer import FolderTokenizer
+
+                self._fast = FolderTokenizer(Path(ref.path))
+                self._dim = int(json.loads((Path(ref.path) / "config.json").read_text(encoding="utf-8"))["hidden_size"])
+            else:
+                from transformers import AutoConfig, AutoTokenizer
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.set_verbosity_error()
+                hf_logging.disable_progress_bar()
+                self._tokenizer = AutoTokenizer.from_pretrained(str(ref.path), local_files_only=True)
+                self._dim = int(AutoConfig.from_pretrained(str(ref.path), local_files_only=True).hidden_size)
+        except (OSError, ValueError, KeyError) as exc:
+            raise ModelError(f"could not load embedding model {ref.model_id}: {exc}") from exc
         if self._session is None:
             import torch
             from transformers import AutoModel
@@ -204,9 +211,9 @@ class MeanPoolingEmbedder:
 
     def _encode_onnx(self, batch: list[str]) -> np.ndarray:
         """The torch steps on the ONNX token vectors, in float32 numpy."""
-        enc = self._tokenizer(
-            [str(t).strip() for t in batch], padding=True, truncation="longest_first",
-            max_length=self.max_seq_length, return_tensors="np",
+        texts = [str(t).strip() for t in batch]
+        enc = self._fast.batch(texts, None, self.max_seq_length) if self._fast is not None else self._tokenizer(
+            texts, padding=True, truncation="longest_first", max_length=self.max_seq_length, return_tensors="np",
         )
         tokens = self._session.run(None, {k: v.astype(np.int64) for k, v in enc.items() if k in self._inputs})[0]
         mask = enc["attention_mask"][..., None].astype(tokens.dtype)

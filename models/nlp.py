@@ -76,9 +76,30 @@ class SpacyPipeline:
         return lambda text: self(text, disabled)
 
 
-def _load(name: str, **kw: Any):
-    import spacy
+def _import_spacy():
+    """spaCy, imported without torch when nothing has imported torch (or thinc) yet.
 
+    thinc imports torch whenever it can (1.3 of a check's ~10 CPU-s on 2 cores), only for its
+    PyTorch wrappers, which the embedded CNN pipeline never uses; with both embedded models on
+    ONNX Runtime nothing else in a check needs torch. ``import torch`` fails inside thinc's
+    import only (thinc then records "no torch"); a later ``import torch`` works as usual."""
+    import sys
+
+    if any(m in sys.modules for m in ("torch", "thinc", "spacy")):
+        import spacy
+
+        return spacy
+    sys.modules["torch"] = None  # type: ignore[assignment]  # → ImportError in thinc.compat
+    try:
+        import spacy
+    finally:
+        if "torch" in sys.modules and sys.modules["torch"] is None:
+            del sys.modules["torch"]
+    return spacy
+
+
+def _load(name: str, **kw: Any):
+    spacy = _import_spacy()
     try:
         return spacy.load(name, **kw)
     except OSError as exc:

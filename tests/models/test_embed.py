@@ -54,3 +54,30 @@ def test_loading_the_default_embedder_imports_no_sentence_transformers():
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_onnx_export_gives_torch_vectors_and_a_stale_export_is_never_used(tmp_path, data_dir):
+    """The fp32 ONNX export of a mean-pooling embedder (models/onnx_build.build_embedder):
+    served only while it matches the weights, with torch's vectors (stored FAISS indexes stay
+    valid: within 1e-5, measured 1.7e-7 on the embedded model)."""
+    from models.onnx_build import SOURCE_FILE, build_embedder
+    from models.registry import ModelRef
+    from tests.conftest import save_tiny_classifier
+
+    folder = save_tiny_classifier(tmp_path / "tiny", {0: "entailment", 1: "neutral", 2: "contradiction"})
+    ref, out = ModelRef("embedder", "tiny", folder), tmp_path / "onnx"
+    torch_emb = MeanPoolingEmbedder(ref, 128, runtime="auto", onnx_dir=out)
+    assert torch_emb.runtime == "torch-fp32"  # nothing built yet
+    build_embedder(folder, out)
+    onnx_emb = MeanPoolingEmbedder(ref, 128, runtime="auto", onnx_dir=out)
+    assert onnx_emb.runtime == "onnx-fp32" and not hasattr(onnx_emb, "_model")  # no torch model built
+    assert MeanPoolingEmbedder(ref, 128, runtime="torch", onnx_dir=out).runtime == "torch-fp32"
+    docs = [json.loads(line) for line in (data_dir / "fixtures" / "scifact_mini_corpus.jsonl").open()]
+    texts = [" ".join(d["abstract"]) for d in docs[:12]] + ["  padded with spaces  ", "x", ""]
+    a, b = torch_emb.encode(texts, batch_size=4), onnx_emb.encode(texts, batch_size=4)
+    assert a.shape == b.shape == (len(texts), onnx_emb.dim) and b.dtype == np.float32
+    assert np.abs(a - b).max() < 1e-5
+    assert not np.allclose(a[0], a[1], atol=1e-3)  # real, distinct vectors
+    source = json.loads((out / SOURCE_FILE).read_text())
+    (out / SOURCE_FILE).write_text(json.dumps(source | {"safetensors_sha256": "0" * 64}))
+    assert MeanPoolingEmbedder(ref, 128, runtime="auto", onnx_dir=out).runtime == "torch-fp32"

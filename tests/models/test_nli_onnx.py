@@ -31,6 +31,8 @@ def test_onnx_int8_matches_torch_and_a_stale_export_is_never_used(tmp_path):
     fp32 = load_nli(str(folder), runtime="auto")
     assert fp32.runtime == "onnx-fp32" and fp32.ref.model_id == torch_nli.ref.model_id
     assert np.abs(fp32.predict(PAIRS) - torch_nli.predict(PAIRS)).max() < 1e-4  # the same model, to rounding
+    assert fp32._model is None and torch_nli._model is not None  # ONNX never builds the torch model …
+    assert fp32.model is not None and fp32.runtime == "onnx-fp32"  # … unless asked for (an export)
     assert load_nli(str(folder), runtime="torch").runtime == "torch-fp32"
     onnx_nli = load_nli(str(folder), runtime="onnx-int8")
     assert onnx_nli.runtime == "onnx-int8" and onnx_nli.ref.model_id.endswith("@onnx-int8")

@@ -280,3 +280,27 @@ def test_each_stage_is_stored_with_the_evidence_for_the_inspector(wiki_db, embed
     assert {"bm25", "dense", "fusion"} & set(top.stages)
     for ev in view.evidence:
         assert all(rank >= 1 for _score, rank in ev.stages.values())
+
+
+def test_title_maps_are_shared_between_searchers_and_ascii_titles_take_the_short_path(wiki_db, embedder, monkeypatch):
+    """A workbench's searchers (one per TUI run) reuse the title map of an unchanged source;
+    ASCII titles skip the accent stripping, with the same keys as the full path."""
+    import unicodedata
+
+    def slow(text):
+        text = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+        text = text.replace("’", "'").replace("'s ", " ")
+        return " ".join(__import__("re").sub(r"[^\w]+", " ", text.casefold()).split())
+
+    titles = [t for (t,) in wiki_db.execute("SELECT title FROM documents").fetchall()]
+    titles += ["Gödel's theorem", "Marie Skłodowska-Curie", "Rock 'n' roll (music)", "Côte d’Ivoire"]
+    assert [normalise_title(t) for t in titles] == [slow(t) for t in titles]
+    maps: dict = {}
+    first = Searcher(wiki_db, lambda: embedder, title_maps=maps)
+    hit = first.search("Baltimore is the largest city in Maryland.", k=3, mode="hybrid")[0]
+    assert len(maps) == 1 and hit.passage.title == "Baltimore"
+    built = []
+    monkeypatch.setattr("core.retrieve.subject.normalise_title", lambda t: built.append(t) or slow(t))
+    second = Searcher(wiki_db, lambda: embedder, title_maps=maps)
+    assert second.search("Baltimore is the largest city in Maryland.", k=3, mode="hybrid")[0].passage.id == hit.passage.id
+    assert len(built) < 50  # the claim's mentions only: no title was normalised again

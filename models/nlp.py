@@ -76,7 +76,7 @@ class SpacyPipeline:
         return lambda text: self(text, disabled)
 
 
-def _import_spacy():
+def import_spacy():
     """spaCy, imported without torch when nothing has imported torch (or thinc) yet.
 
     thinc imports torch whenever it can (1.3 of a check's ~10 CPU-s on 2 cores), only for its
@@ -99,7 +99,7 @@ def _import_spacy():
 
 
 def _load(name: str, **kw: Any):
-    spacy = _import_spacy()
+    spacy = import_spacy()
     try:
         return spacy.load(name, **kw)
     except OSError as exc:

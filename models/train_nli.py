@@ -158,8 +158,12 @@ def load_pairs(data_root: Path, spec: dict, split_filter: str | None = None) -> 
                 page = rec.get("page")
                 if kind == "vitaminc" and split_filter and vitaminc_split(page or "") != split_filter:
                     continue
-                out.append({"premise": rec["evidence"], "hypothesis": rec["claim"],
-                            "label": label, "topic": page})
+                pair = {"premise": rec["evidence"], "hypothesis": rec["claim"], "label": label, "topic": page}
+                if rec.get("case_id"):
+                    # VitaminC §3: the pairs of one revision case are contrastive (claim pairs that
+                    # differ by one fact against the same evidence); kept for ``cap_whole_cases``
+                    pair["case"] = rec["case_id"]
+                out.append(pair)
     elif kind == "scifact":
         out = load_scifact(data_root, spec)
     elif kind == "factcg":
@@ -282,6 +286,27 @@ def load_scifact(data_root: Path, spec: dict) -> list[dict]:
             start = rng.randrange(0, len(sents) - width + 1)
             out.append({"premise": " ".join(sents[start:start + width]), "hypothesis": claim,
                         "label": "neutral", "topic": str(docs[0]["doc_id"]), "derived": True})
+    return out
+
+
+def cap_whole_cases(pairs: list[dict], cap: int) -> list[dict]:
+    """At most ``cap`` pairs, taking every pair of a case (``pair["case"]``) or none.
+
+    Why: VitaminC's value is contrastive (Schuster et al. 2021, §3): the same claim against the
+    evidence before and after a one-fact revision, and two claims that differ by that fact
+    against one evidence. A plain random cap keeps a single pair of most cases and loses the
+    contrast; here whole cases are taken in the (already shuffled) order of their first pair.
+    Pairs without a case count as cases of one.
+    """
+    cases: dict[object, list[dict]] = {}
+    for i, p in enumerate(pairs):
+        cases.setdefault(p.get("case") or ("\0", i), []).append(p)
+    out: list[dict] = []
+    for members in cases.values():
+        if len(out) + len(members) <= cap:
+            out.extend(members)
+        if len(out) >= cap:
+            break
     return out
 
 
@@ -454,7 +479,7 @@ def build_mix(cfg: dict, data_root: Path, seed: int) -> tuple[list[dict], list[d
         cap = spec.get("cap")
         pool = pairs
         if cap is not None and len(pairs) > cap:
-            pairs = pairs[:cap]
+            pairs = cap_whole_cases(pairs, cap) if spec.get("cap_whole_cases") else pairs[:cap]
         derived = [p for p in pairs if p.get("derived")]
         n_derive = round(spec.get("derive_neutral", 0.0) * len(pairs))
         if n_derive:

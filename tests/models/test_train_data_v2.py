@@ -10,6 +10,7 @@ import pytest
 
 from models.hard_negatives import _claimify, build_scifact_doc_pairs, negate, split_sentences, window
 from models.train_nli import (
+    cap_whole_cases,
     collect_premise_blocklist,
     factcg_split,
     load_pairs,
@@ -21,6 +22,25 @@ from models.train_nli import (
 ROOT = Path(__file__).resolve().parents[2]
 CFG = tomllib.loads((ROOT / "models" / "train_nli_v2.toml").read_text(encoding="utf-8"))
 FACTCG = {"name": "factcg_doc", "kind": "factcg", "files": ["nli/factcg/factcg_cg2c_doc.train.jsonl.gz"]}
+
+
+def test_vitaminc_cap_keeps_whole_contrastive_cases(data_dir):
+    # real VitaminC revisions, train pages: a plain cap keeps one pair of most cases; the case cap
+    # keeps every pair of a case (the claim pairs differing by one fact) or none
+    spec = {"name": "vitc", "kind": "vitaminc", "files": ["vitaminc/real_dev_half.jsonl"]}
+    pairs = load_pairs(data_dir, spec, split_filter="train")
+    sizes: dict[str, int] = {}
+    for p in pairs:
+        sizes[p["case"]] = sizes.get(p["case"], 0) + 1
+    assert max(sizes.values()) >= 2 and len(sizes) < len(pairs)
+    kept = cap_whole_cases(pairs[::-1], 500)
+    assert 480 <= len(kept) <= 500
+    got: dict[str, int] = {}
+    for p in kept:
+        got[p["case"]] = got.get(p["case"], 0) + 1
+    assert all(got[c] == sizes[c] for c in got)
+    assert sum(n >= 2 for n in got.values()) >= len(got) // 2
+    assert cap_whole_cases([{"premise": "a"}, {"premise": "b"}], 1) == [{"premise": "a"}]
 
 
 def test_factcg_is_split_by_claim_and_never_contradiction(data_dir):

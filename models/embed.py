@@ -127,27 +127,37 @@ class MeanPoolingEmbedder:
     stripped, ``longest_first`` truncation at the folder's max sequence length, length-sorted
     batches), so the vectors match sentence-transformers' to float rounding."""
 
-    def __init__(self, ref: ModelRef, max_seq_length: int, device: str = "cpu") -> None:
+    def __init__(self, ref: ModelRef, max_seq_length: int, device: str = "cpu", runtime: str = "torch") -> None:
+        """``runtime``: "torch", or "auto": the fp32 ONNX Runtime copy of the embedded model when
+        ``make install`` built it (models/onnx_build.py, ``build_embedder``) and its recorded sha256
+        matches the weights — same vectors (within 1.5e-7), ~0.64 of torch's time — else torch."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        import torch
-        from transformers import AutoModel, AutoTokenizer
+        from transformers import AutoTokenizer
         from transformers.utils import logging as hf_logging
 
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
         assert ref.path is not None
         self.ref = ref
+        self._session = _onnx_embedder_session(Path(ref.path)) if runtime == "auto" and device == "cpu" else None
+        self.runtime = "onnx-fp32" if self._session is not None else "torch-fp32"
         try:
             self._tokenizer = AutoTokenizer.from_pretrained(str(ref.path), local_files_only=True)
-            self._model = AutoModel.from_pretrained(
-                str(ref.path), local_files_only=True, use_safetensors=True, dtype=torch.float32
-            ).eval().to(device)
+            if self._session is None:
+                import torch
+                from transformers import AutoModel
+
+                self._model = AutoModel.from_pretrained(
+                    str(ref.path), local_files_only=True, use_safetensors=True, dtype=torch.float32
+                ).eval().to(device)
+                self._torch = torch
+            config = json.loads((Path(ref.path) / "config.json").read_text())
         except (OSError, ValueError) as exc:
             raise ModelError(f"could not load embedding model {ref.model_id}: {exc}") from exc
-        self._torch, self._device = torch, device
+        self._device = device
         self.max_seq_length = max_seq_length
-        self._dim = int(self._model.config.hidden_size)
+        self._dim = int(config["hidden_size"])
 
     @property
     def dim(self) -> int:
@@ -160,6 +170,8 @@ class MeanPoolingEmbedder:
         progress: Callable[[int], None] | None = None,
     ) -> np.ndarray:
         """Encode in length-sorted batches (less padding), reporting progress per batch."""
+        if self._session is not None:
+            return encode_sorted(texts, self._dim, batch_size, progress, self._encode_onnx)
         torch = self._torch
 
         def encode_batch(batch: list[str]) -> np.ndarray:
@@ -177,10 +189,45 @@ class MeanPoolingEmbedder:
         return encode_sorted(texts, self._dim, batch_size, progress, encode_batch)
 
 
-def load_embedder(spec: str | None = None, device: str = "cpu") -> SentenceTransformerEmbedder | MeanPoolingEmbedder:
+    def _encode_onnx(self, batch: list[str]) -> np.ndarray:
+        enc = self._tokenizer(
+            [str(t).strip() for t in batch], padding=True, truncation="longest_first",
+            max_length=self.max_seq_length, return_tensors="np",
+        )
+        feed = {i.name: enc[i.name].astype(np.int64) for i in self._session.get_inputs()}
+        return np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
+
+
+def _onnx_embedder_session(model_dir: Path):
+    """The ONNX Runtime session of the embedder's fp32 copy, or None when it is not built, was
+    built from other weights (its recorded sha256 differs: a stale copy never serves), or
+    onnxruntime is missing. Threads as the verifier's (models/nli.py): one per core up to
+    ``CLAIMSCOPE_THREADS`` (default 2), no spinning."""
+    from models.onnx_build import EMBEDDER_ONNX_DIR, ONNX_FP32_FILE, SOURCE_FILE, weights_sha256
+
+    try:
+        source = json.loads((EMBEDDER_ONNX_DIR / SOURCE_FILE).read_text())
+        if not (EMBEDDER_ONNX_DIR / ONNX_FP32_FILE).exists() or source.get("safetensors_sha256") != weights_sha256(model_dir):
+            return None
+        import onnxruntime as ort
+    except (OSError, ValueError, ImportError):
+        return None
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = max(1, min(os.cpu_count() or 1, int(os.environ.get("CLAIMSCOPE_THREADS", "2"))))
+    so.inter_op_num_threads = 1
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(str(EMBEDDER_ONNX_DIR / ONNX_FP32_FILE), so, providers=["CPUExecutionProvider"])
+
+
+def load_embedder(
+    spec: str | None = None, device: str = "cpu", runtime: str | None = None
+) -> SentenceTransformerEmbedder | MeanPoolingEmbedder:
     """The embedder for ``spec``: :class:`MeanPoolingEmbedder` for a plain mean-pooling folder
-    (the default), sentence-transformers for every other."""
+    (the default), sentence-transformers for every other. ``runtime`` (default
+    ``CLAIMSCOPE_EMBED_RUNTIME``, else "auto"): the embedded model runs on its fp32 ONNX Runtime
+    copy when built, else on torch; "torch" opts out. Plug-in models always run on torch."""
     ref = resolve_embedder(spec)
+    runtime = runtime or os.environ.get("CLAIMSCOPE_EMBED_RUNTIME", "auto")
     if ref.path is not None and (max_len := mean_pooling_config(Path(ref.path))) is not None:
-        return MeanPoolingEmbedder(ref, max_len, device=device)
+        return MeanPoolingEmbedder(ref, max_len, device=device, runtime=runtime if ref.embedded else "torch")
     return SentenceTransformerEmbedder(ref, device=device)

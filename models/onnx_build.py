@@ -78,9 +78,78 @@ def build(model_dir: Path) -> Path:
     return target
 
 
+# The embedded embedder's ONNX Runtime copy (fp32, mean pooling and L2 normalisation inside the
+# graph): in this repository, git-ignored, because the weights live in another package's folder.
+EMBEDDER_ONNX_DIR = Path(__file__).resolve().parent / "embedder" / ONNX_DIR
+
+
+def build_embedder(model_dir: Path, out_dir: Path = EMBEDDER_ONNX_DIR) -> Path:
+    """Export a Transformer → mean pooling → Normalize embedder (models/embed.py's
+    MeanPoolingEmbedder) to one fp32 ONNX graph that returns the normalised vectors. Why fp32
+    only: its vectors equal torch's to 1.5e-7 (so stored vectors and FAISS indexes stay valid)
+    while embedding wiki-vital passages in ~0.64 of torch's time on 2 cores; dynamic int8 was
+    ~0.45 of torch's time but moves vectors by up to 0.08 per component (docs/benchmarks.md,
+    issue 18 "Indexing"). Records the weights' sha256 (models/embed.py serves the copy only while
+    it matches) and returns the file."""
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from models.registry import check_safe_weights
+
+    check_safe_weights(model_dir)
+    tok = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
+    model = AutoModel.from_pretrained(
+        str(model_dir), local_files_only=True, use_safetensors=True, dtype=torch.float32
+    ).eval()
+
+    class Pooled(torch.nn.Module):
+        def __init__(self, inner: torch.nn.Module) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+            kwargs = dict(zip(names, inputs, strict=True))
+            tokens = self.inner(**kwargs).last_hidden_state
+            mask = kwargs["attention_mask"].unsqueeze(-1).to(tokens.dtype)
+            mean = (tokens * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(mean, p=2, dim=1)
+
+    enc = tok(["a passage", "another, longer passage of text"], padding=True, return_tensors="pt")
+    names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in enc]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / ONNX_FP32_FILE
+    with tempfile.TemporaryDirectory() as tmp:
+        exported = Path(tmp) / "model.onnx"
+        torch.onnx.export(
+            Pooled(model), tuple(enc[n] for n in names), str(exported), input_names=names,
+            output_names=["embedding"],
+            dynamic_axes={n: {0: "batch", 1: "seq"} for n in names} | {"embedding": {0: "batch"}},
+            opset_version=17, dynamo=False,
+        )
+        shutil.copyfile(exported, target)
+    (out_dir / SOURCE_FILE).write_text(json.dumps({
+        "safetensors_sha256": weights_sha256(model_dir), "weights": str(model_dir / "model.safetensors"),
+        "opset": 17, "inputs": names, "output": "L2-normalised mean pooling", "files": {"fp32": ONNX_FP32_FILE},
+    }, indent=2) + "\n")
+    return target
+
+
 def main() -> None:
+    """``python -m models.onnx_build [MODEL_DIR]``: the verifier's copies; ``python -m
+    models.onnx_build embedder``: the embedded embedder's fp32 copy."""
     from models.nli import EMBEDDED_NLI_DIR
 
+    if sys.argv[1:] == ["embedder"]:
+        from models.registry import resolve_embedder
+
+        ref = resolve_embedder(None)
+        assert ref.path is not None
+        print(build_embedder(Path(ref.path)))
+        return
     model_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else EMBEDDED_NLI_DIR
     print(build(model_dir))
 

@@ -54,3 +54,24 @@ def test_loading_the_default_embedder_imports_no_sentence_transformers():
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_onnx_copy_gives_torchs_vectors_and_a_stale_copy_is_never_served(tmp_path, monkeypatch, data_dir):
+    """The fp32 ONNX Runtime copy (models/onnx_build.py build_embedder) serves the embedded model
+    with torch's vectors (so stored vectors and FAISS indexes stay valid), only while its recorded
+    sha256 is the installed weights'."""
+    import models.onnx_build as ob
+    from models.embed import load_embedder
+
+    ref = resolve_embedder(None)
+    ob.build_embedder(ref.path, tmp_path)
+    monkeypatch.setattr(ob, "EMBEDDER_ONNX_DIR", tmp_path)
+    docs = [json.loads(line) for line in (data_dir / "fixtures" / "scifact_mini_corpus.jsonl").open()]
+    texts = [" ".join(d["abstract"]) for d in docs[:12]] + ["  padded  ", "x", "word " * 400]
+    onnx, torch_ = load_embedder(runtime="auto"), load_embedder(runtime="torch")
+    assert (onnx.runtime, torch_.runtime) == ("onnx-fp32", "torch-fp32")
+    assert onnx.ref.model_id == torch_.ref.model_id  # same vectors: same stored embeddings
+    assert np.abs(onnx.encode(texts, batch_size=4) - torch_.encode(texts, batch_size=4)).max() < 1e-5
+    source = json.loads((tmp_path / ob.SOURCE_FILE).read_text())
+    (tmp_path / ob.SOURCE_FILE).write_text(json.dumps(source | {"safetensors_sha256": "0" * 64}))
+    assert load_embedder(runtime="auto").runtime == "torch-fp32"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
@@ -128,9 +129,10 @@ class MeanPoolingEmbedder:
     batches), so the vectors match sentence-transformers' to float rounding."""
 
     def __init__(self, ref: ModelRef, max_seq_length: int, device: str = "cpu", runtime: str = "torch") -> None:
-        """``runtime``: "torch", or "auto": the fp32 ONNX Runtime copy of the embedded model when
-        ``make install`` built it (models/onnx_build.py, ``build_embedder``) and its recorded sha256
-        matches the weights — same vectors (within 1.5e-7), ~0.64 of torch's time — else torch."""
+        """``runtime``: "torch", or "auto" / "onnx-fp32": the fp32 ONNX Runtime copy of the
+        embedded model when ``make install`` built it (models/onnx_build.py, ``build_embedder``)
+        and its recorded sha256 matches the weights — same vectors (within 1.8e-7), ~0.64 of
+        torch's time — else torch; "onnx-int8" (opt-in): the int8 copy, under its own model id."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         from transformers import AutoTokenizer
@@ -140,8 +142,14 @@ class MeanPoolingEmbedder:
         hf_logging.disable_progress_bar()
         assert ref.path is not None
         self.ref = ref
-        self._session = _onnx_embedder_session(Path(ref.path)) if runtime == "auto" and device == "cpu" else None
-        self.runtime = "onnx-fp32" if self._session is not None else "torch-fp32"
+        int8 = runtime == "onnx-int8"
+        use_onnx = runtime in ("auto", "onnx-fp32", "onnx-int8") and device == "cpu"
+        self._session = _onnx_embedder_session(Path(ref.path), int8) if use_onnx else None
+        self.runtime = "torch-fp32" if self._session is None else "onnx-int8" if int8 else "onnx-fp32"
+        if self.runtime == "onnx-int8":
+            # other vectors (cosine ≥ .99 of fp32's): their own model id, so they are stored, cached
+            # and FAISS-indexed apart and never compared with fp32 ones (a source is re-embedded)
+            self.ref = replace(ref, model_id=f"{ref.model_id}@onnx-int8")
         try:
             self._tokenizer = AutoTokenizer.from_pretrained(str(ref.path), local_files_only=True)
             if self._session is None:
@@ -198,16 +206,17 @@ class MeanPoolingEmbedder:
         return np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
 
 
-def _onnx_embedder_session(model_dir: Path):
+def _onnx_embedder_session(model_dir: Path, int8: bool = False):
     """The ONNX Runtime session of the embedder's fp32 copy, or None when it is not built, was
     built from other weights (its recorded sha256 differs: a stale copy never serves), or
     onnxruntime is missing. Threads as the verifier's (models/nli.py): one per core up to
     ``CLAIMSCOPE_THREADS`` (default 2), no spinning."""
-    from models.onnx_build import EMBEDDER_ONNX_DIR, ONNX_FP32_FILE, SOURCE_FILE, weights_sha256
+    from models.onnx_build import EMBEDDER_ONNX_DIR, ONNX_FILE, ONNX_FP32_FILE, SOURCE_FILE, weights_sha256
 
+    file = EMBEDDER_ONNX_DIR / (ONNX_FILE if int8 else ONNX_FP32_FILE)
     try:
         source = json.loads((EMBEDDER_ONNX_DIR / SOURCE_FILE).read_text())
-        if not (EMBEDDER_ONNX_DIR / ONNX_FP32_FILE).exists() or source.get("safetensors_sha256") != weights_sha256(model_dir):
+        if not file.exists() or source.get("safetensors_sha256") != weights_sha256(model_dir):
             return None
         import onnxruntime as ort
     except (OSError, ValueError, ImportError):
@@ -216,7 +225,7 @@ def _onnx_embedder_session(model_dir: Path):
     so.intra_op_num_threads = max(1, min(os.cpu_count() or 1, int(os.environ.get("CLAIMSCOPE_THREADS", "2"))))
     so.inter_op_num_threads = 1
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(str(EMBEDDER_ONNX_DIR / ONNX_FP32_FILE), so, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(str(file), so, providers=["CPUExecutionProvider"])
 
 
 def load_embedder(
@@ -225,7 +234,8 @@ def load_embedder(
     """The embedder for ``spec``: :class:`MeanPoolingEmbedder` for a plain mean-pooling folder
     (the default), sentence-transformers for every other. ``runtime`` (default
     ``CLAIMSCOPE_EMBED_RUNTIME``, else "auto"): the embedded model runs on its fp32 ONNX Runtime
-    copy when built, else on torch; "torch" opts out. Plug-in models always run on torch."""
+    copy when built, else on torch; "torch" opts out, "onnx-int8" opts in to the int8 copy (its
+    own model id: a source indexed before is re-embedded). Plug-in models always run on torch."""
     ref = resolve_embedder(spec)
     runtime = runtime or os.environ.get("CLAIMSCOPE_EMBED_RUNTIME", "auto")
     if ref.path is not None and (max_len := mean_pooling_config(Path(ref.path))) is not None:

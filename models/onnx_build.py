@@ -87,9 +87,10 @@ def build_embedder(model_dir: Path, out_dir: Path = EMBEDDER_ONNX_DIR) -> Path:
     """Export a Transformer → mean pooling → Normalize embedder (models/embed.py's
     MeanPoolingEmbedder) to one fp32 ONNX graph that returns the normalised vectors. Why fp32
     only: its vectors equal torch's to 1.5e-7 (so stored vectors and FAISS indexes stay valid)
-    while embedding wiki-vital passages in ~0.64 of torch's time on 2 cores; dynamic int8 was
-    ~0.45 of torch's time but moves vectors by up to 0.08 per component (docs/benchmarks.md,
-    issue 18 "Indexing"). Records the weights' sha256 (models/embed.py serves the copy only while
+    while embedding wiki-vital passages in ~0.64 of torch's time on 2 cores. Also an int8 copy
+    (dynamic, per-channel, MatMuls only: about half the fp32 copy's CPU time, vectors at cosine
+    ≥ .99 of fp32's), served only on request under its own model id, since its vectors differ
+    (docs/benchmarks.md, issue 18 "Indexing"). Records the weights' sha256 (models/embed.py serves the copy only while
     it matches) and returns the file."""
     import os
 
@@ -131,9 +132,17 @@ def build_embedder(model_dir: Path, out_dir: Path = EMBEDDER_ONNX_DIR) -> Path:
             opset_version=17, dynamo=False,
         )
         shutil.copyfile(exported, target)
+        # opt-in int8 copy (CLAIMSCOPE_EMBED_RUNTIME=onnx-int8, its own model id): per-channel
+        # weights, MatMuls only — per-tensor over every op moved vectors to cosine .92 of fp32's
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        quantize_dynamic(str(exported), str(out_dir / ONNX_FILE), weight_type=QuantType.QInt8, per_channel=True,
+                         op_types_to_quantize=["MatMul"])
     (out_dir / SOURCE_FILE).write_text(json.dumps({
         "safetensors_sha256": weights_sha256(model_dir), "weights": str(model_dir / "model.safetensors"),
-        "opset": 17, "inputs": names, "output": "L2-normalised mean pooling", "files": {"fp32": ONNX_FP32_FILE},
+        "opset": 17, "inputs": names, "output": "L2-normalised mean pooling",
+        "files": {"fp32": ONNX_FP32_FILE, "int8": ONNX_FILE},
+        "quantisation": "dynamic int8, per-channel weights, MatMul only",
     }, indent=2) + "\n")
     return target
 

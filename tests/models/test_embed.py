@@ -71,7 +71,13 @@ def test_onnx_copy_gives_torchs_vectors_and_a_stale_copy_is_never_served(tmp_pat
     onnx, torch_ = load_embedder(runtime="auto"), load_embedder(runtime="torch")
     assert (onnx.runtime, torch_.runtime) == ("onnx-fp32", "torch-fp32")
     assert onnx.ref.model_id == torch_.ref.model_id  # same vectors: same stored embeddings
-    assert np.abs(onnx.encode(texts, batch_size=4) - torch_.encode(texts, batch_size=4)).max() < 1e-5
+    fp32 = onnx.encode(texts, batch_size=4)
+    assert np.abs(fp32 - torch_.encode(texts, batch_size=4)).max() < 1e-5
+    int8 = load_embedder(runtime="onnx-int8")  # opt-in: other vectors, so another model id
+    assert int8.runtime == "onnx-int8" and int8.ref.model_id == f"{torch_.ref.model_id}@onnx-int8"
+    vecs = int8.encode(texts, batch_size=4)
+    assert (vecs * fp32).sum(1).min() > 0.97  # close (measured ≥ .990 on wiki-vital passages) …
+    assert not np.allclose(vecs, fp32, atol=1e-4)  # … but not the same vectors
     source = json.loads((tmp_path / ob.SOURCE_FILE).read_text())
     (tmp_path / ob.SOURCE_FILE).write_text(json.dumps(source | {"safetensors_sha256": "0" * 64}))
     assert load_embedder(runtime="auto").runtime == "torch-fp32"

@@ -196,7 +196,6 @@ class MeanPoolingEmbedder:
 
         return encode_sorted(texts, self._dim, batch_size, progress, encode_batch)
 
-
     def _encode_onnx(self, batch: list[str]) -> np.ndarray:
         enc = self._tokenizer(
             [str(t).strip() for t in batch], padding=True, truncation="longest_first",
@@ -207,7 +206,7 @@ class MeanPoolingEmbedder:
 
 
 def _onnx_embedder_session(model_dir: Path, int8: bool = False):
-    """The ONNX Runtime session of the embedder's fp32 copy, or None when it is not built, was
+    """The ONNX Runtime session of the embedder's fp32 (or int8) copy, or None when it is not built, was
     built from other weights (its recorded sha256 differs: a stale copy never serves), or
     onnxruntime is missing. Threads as the verifier's (models/nli.py): one per core up to
     ``CLAIMSCOPE_THREADS`` (default 2), no spinning."""

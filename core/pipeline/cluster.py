@@ -20,6 +20,7 @@ only when a ``--ray`` command runs.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sqlite3
@@ -384,10 +385,9 @@ class RayBatch:
             else:
                 self.failed.append(line.ext_id or str(key))
         self.failed.extend(line.ext_id or str(line.key) for line in queue)  # no worker left for these
-        try:  # snapshot folders removed while the actors still live (a dead one is swept later)
+        # snapshot folders removed while the actors still live (a dead one's is swept later)
+        with contextlib.suppress(ray.exceptions.RayError):
             ray.get([actor.close.remote() for actor in actors], timeout=30)
-        except ray.exceptions.RayError:
-            pass
         for actor in actors:
             ray.kill(actor)
         ray.shutdown()  # disconnect (and stop a local instance) before the caller prints results

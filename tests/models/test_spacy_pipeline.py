@@ -62,14 +62,18 @@ def test_splitter_subject_terms_claim_subject_and_entities_are_unchanged(shared,
     assert [ner(t) for t in texts[3:6]] == [SpacyEntities()(t) for t in texts[3:6]]
 
 
-def test_a_workbench_run_loads_spacy_once(mini_db, monkeypatch):
+def test_a_workbench_run_loads_spacy_once(mini_db, monkeypatch, tmp_path):
     """Decomposition (rules), retrieval's claim subject (hybrid) and the grounding guard's
     subject terms all parse with the one pipeline; NER and the splitter reuse it too."""
     import spacy
 
     from core.settings import Settings
     from core.workbench import RunOptions, Workbench
+    from store import open_db
     from store import runs as rq
+
+    db = open_db(tmp_path / "run.db")  # a copy: the session's mini_db stays without runs
+    mini_db.conn.backup(db.conn)
 
     loads = []
     real_load = spacy.load
@@ -81,11 +85,11 @@ def test_a_workbench_run_loads_spacy_once(mini_db, monkeypatch):
     monkeypatch.setattr(spacy, "load", counting_load)
     wb = Workbench(Settings(sources=("scifact-mini",), top_k=3))
     options = RunOptions.from_settings(wb.settings).with_(decomposer="rules", mode="hybrid", grounding=True)
-    pipeline = wb.pipeline(mini_db, options)
+    pipeline = wb.pipeline(db, options)
     run_id = pipeline.start("Bariatric surgery leads to negative outcomes in mental health. "
                             "Cholesterol loading induces KLF4 expression in VSMCs.")
     pipeline.resume(run_id)
-    assert [c.status for c in rq.run_claims(mini_db, run_id)] == ["done", "done"]
+    assert [c.status for c in rq.run_claims(db, run_id)] == ["done", "done"]
     assert wb.splitter().split(["One. Two."]) == [[(0, 4), (5, 9)]]
     assert wb.entities().entities("Barack Obama was born in Hawaii.") == ["Barack Obama", "Hawaii"]
     assert len(loads) == 1

@@ -47,25 +47,34 @@ def weights_sha256(model_dir: Path) -> str:
     return h.hexdigest()
 
 
-def build(model_dir: Path) -> Path:
-    """Export the safetensors model to ONNX (opset 17, dynamic batch and length), keep that fp32
-    graph, quantise a copy's weights to int8 (dynamic quantisation: activations stay float);
-    both beside the model. Returns the int8 file."""
+def _load_for_export(model_dir: Path, auto_class: str):
+    """(tokenizer, fp32 eval model) of a safetensors folder, offline; ``auto_class`` names the
+    transformers Auto class (the verifier's classifier or the embedder's bare encoder)."""
     import os
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    import transformers
 
     from models.registry import check_safe_weights
 
     check_safe_weights(model_dir)
-    tok = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
-    model = AutoModelForSequenceClassification.from_pretrained(
+    tok = transformers.AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
+    model = getattr(transformers, auto_class).from_pretrained(
         str(model_dir), local_files_only=True, use_safetensors=True, dtype=torch.float32
     ).eval()
+    return tok, model
+
+
+def build(model_dir: Path) -> Path:
+    """Export the safetensors model to ONNX (opset 17, dynamic batch and length), keep that fp32
+    graph, quantise a copy's weights to int8 (dynamic quantisation: activations stay float);
+    both beside the model. Returns the int8 file."""
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    tok, model = _load_for_export(model_dir, "AutoModelForSequenceClassification")
     enc = tok(["an evidence sentence"], ["a claim"], return_tensors="pt")
     names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in enc]
     out_dir = model_dir / ONNX_DIR
@@ -90,21 +99,12 @@ def build(model_dir: Path) -> Path:
 def build_embedder(model_dir: Path, out_dir: Path = EMBEDDER_ONNX_DIR) -> Path:
     """Export a mean-pooling embedder's transformer (token vectors: ``last_hidden_state``) to
     ONNX fp32 (opset 17, dynamic batch and length) in ``out_dir``; pooling and normalisation
-    stay in models/embed.py, shared with torch. No int8: stored indexes need the same vectors."""
-    import os
-
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    stay in models/embed.py, shared with torch. The default serves this fp32 copy (torch's
+    vectors, so stored indexes stay valid); an int8 copy beside it is served only on request,
+    under its own model id (its vectors differ)."""
     import torch
-    from transformers import AutoModel, AutoTokenizer
 
-    from models.registry import check_safe_weights
-
-    check_safe_weights(model_dir)
-    tok = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
-    model = AutoModel.from_pretrained(
-        str(model_dir), local_files_only=True, use_safetensors=True, dtype=torch.float32
-    ).eval()
+    tok, model = _load_for_export(model_dir, "AutoModel")
     enc = tok(["a sentence to embed"], return_tensors="pt")
     names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in enc]
 

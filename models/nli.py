@@ -311,6 +311,15 @@ def resolve_nli(spec: str | None = None) -> ModelRef:
     return ref
 
 
+RECIPE_MARKERS = ("training_summary.json", "interpolation.json")  # written by train_nli / interpolate
+
+
+def recipe_model(path: str | Path | None) -> bool:
+    """Whether a model folder was made by this project's verifier recipe (trained by
+    models/train_nli.py or interpolated by models/interpolate.py)."""
+    return path is not None and Path(path).is_dir() and any((Path(path) / m).is_file() for m in RECIPE_MARKERS)
+
+
 def load_nli(
     spec: str | None = None, device: str = "cpu", max_length: int = 256, window_tokens: int | None = None,
     runtime: str | None = None,
@@ -318,10 +327,13 @@ def load_nli(
     """Load an NLI model. The embedded verifier was trained on pairs of ≤ 128 tokens, so its
     evidence windows default to 96 tokens (+ the claim ≈ 128): measured on a claim whose
     evidence sits after 30 filler sentences, 96-token windows let the right window decide
-    where full-length (≈ 240-token) windows read the same text as neutral. Plug-in models
-    use their whole ``max_length``."""
+    where full-length (≈ 240-token) windows read the same text as neutral. A folder made by
+    this project's recipe — ``models/train_nli.py`` (``training_summary.json``) or
+    ``models/interpolate.py`` (``interpolation.json``) — was trained on the same ≤ 128-token
+    pairs and gets the same windows, so a candidate verifier is measured on the path it would
+    ship on. Other plug-in models use their whole ``max_length``."""
     ref = resolve_nli(spec)
-    if window_tokens is None and ref.embedded:
+    if window_tokens is None and (ref.embedded or recipe_model(ref.path)):
         window_tokens = EMBEDDED_WINDOW_TOKENS
     # "auto": the fp32 ONNX export when built (torch's probabilities, faster), else torch. int8
     # waits for the learned verdicts' refit on int8 judgements (docs/benchmarks.md, "Verifier

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,20 @@ def test_interpolated_shipped_model_loads_and_judges_like_its_ends(tmp_path):
     p_mid = CrossEncoderNLI(ModelRef("nli", "mid", out)).predict([pair])[0]
     # LABELS order is (entailment, neutral, contradiction): the bias moved toward entailment
     assert p_v1.argmax() == p_mid.argmax() == 0 and p_mid[0] > p_v1[0]
+
+
+def test_a_verifier_made_by_the_recipe_gets_the_shipped_windows(tmp_path):
+    """`eval grounding --verifier PATH` on a candidate (trained or interpolated here) must judge
+    with the embedded verifier's 96-token windows, the path it would ship on; any other plug-in
+    folder keeps its whole max_length."""
+    from models.nli import EMBEDDED_WINDOW_TOKENS, load_nli
+
+    out = interpolate_dirs(V1, V1, 0.5, tmp_path / "mid")  # writes interpolation.json
+    assert load_nli(str(out), runtime="torch").window_tokens == EMBEDDED_WINDOW_TOKENS
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    for f in ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(V1 / f, plain / f)
+    assert load_nli(str(plain), runtime="torch").window_tokens is None
+    (plain / "training_summary.json").write_text("{}")
+    assert load_nli(str(plain), runtime="torch").window_tokens == EMBEDDED_WINDOW_TOKENS

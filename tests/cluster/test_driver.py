@@ -31,8 +31,9 @@ def setup(tmp_path_factory, embedder, splitter):
     return db, path, pipeline, stages
 
 
-def test_a_failed_answer_is_recorded_then_its_retry_fills_the_same_run(setup):
+def test_a_failed_answer_is_recorded_then_its_retry_fills_the_same_run(setup, monkeypatch):
     db, path, pipeline, stages = setup
+    monkeypatch.setenv("CLAIMSCOPE_THREADS", "2")  # the worker sets its actor's threads: undone after the test
     worker = CheckWorker(stages, (3, "hybrid", ["mini"]), path=path)
     batch = RayBatch(pipeline, stages, ClusterOptions(workers=1))
     text = "Mast cell deficiency reduces diet-induced obesity in mice. Mice were studied."

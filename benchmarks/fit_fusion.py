@@ -4,9 +4,11 @@ training claims, and write them to ``core/retrieve/data/fusion.json`` (shipped a
 Passages: a grid of weighted RRF (k ∈ {1, 5, 10, 20, 40, 60, 100}) and min-max score fusion,
 BM25/dense weights in steps of 0.05 (each member alone included), maximising mean document
 recall@5 (+ 0.01 · ndcg@10 to break ties) over SciFact *train* claims with evidence.
+Passage sentences (core/retrieve/sentence_score.py): the fitted ranking fused with the
+best-sentence cosine of its top 20 passages, same grid and objective.
 Sentences: the same grid over three members (dense cosine, in-pool BM25, passage rank),
 steps of 0.1, maximising mean rationale-sentence recall@5 (+ 0.01 · recall@10) over the
-candidates of the top 20 passages of the fitted hybrid. Dev claims are never read.
+candidates of the top 10 passages of the fitted hybrid. Dev claims are never read.
 
     PYTHONPATH=. python benchmarks/fit_fusion.py --db /tmp/h21-scifact.db \\
         [--sentence-limit 400] [--out core/retrieve/data/fusion.json]
@@ -26,8 +28,10 @@ sys.path.insert(0, str(ROOT))
 from core.evaluate.metrics import dedupe, ndcg_at_k, recall_at_k  # noqa: E402
 from core.evaluate.retrieval import scifact_bench, sentence_recall  # noqa: E402
 from core.evaluate.retrieval_sets import load_retrieval_set  # noqa: E402
-from core.retrieve.fusion import FitExample, FusionParams, fit_fusion, fuse, fusion_grid, params_json  # noqa: E402
+from core.retrieve.fusion import PLAIN_RRF, FitExample, FusionParams, fit_fusion, fuse, fusion_grid, params_json  # noqa: E402
 from core.retrieve.sentence_rank import SENTENCE_POOL  # noqa: E402
+from core.retrieve.sentence_score import SENTENCE_SCORE_POOL, with_best_sentence  # noqa: E402
+from store import sources as sq  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "scifact"
 
@@ -71,11 +75,33 @@ def main() -> None:
                            / len(claims) for k in (5, 10)}
         print(f"passages: {passage} train score {train_score:.4f} {table}", file=sys.stderr)
 
+        # second fusion: the fitted ranking with the best-sentence cosine of its top passages
+        t1 = time.perf_counter()
+        s_examples, firsts = [], []
+        for m, c, ex in zip(members, claims, examples, strict=True):
+            first = fuse(m, passage)
+            top = sq.get_passages(bench.db, [pid for pid, _ in first[:SENTENCE_SCORE_POOL]])
+            q = bench.dense["flat"].encode_query(c.claim)
+            _, best = with_best_sentence(first, top, q, bench.encode, PLAIN_RRF)
+            firsts.append(first)
+            s_examples.append(FitExample({"fused": first, "sentence": best}, ex.score))
+        print(f"best sentences for {len(claims)} claims in {time.perf_counter() - t1:.0f} s", file=sys.stderr)
+        ps_desc = (f"SciFact claims_train.jsonl ({len(claims)} claims with evidence); members: the fitted passage "
+                   f"fusion and the best-sentence cosine of its top {SENTENCE_SCORE_POOL} passages; objective as "
+                   "for passages; grid: weighted RRF k in {1,5,10,20,40,60,100} and min-max fusion, weights in "
+                   "steps of 0.05")
+        passage_sent, ps_score = fit_fusion(s_examples, fusion_grid(["fused", "sentence"], steps=20), ps_desc)
+        final = [fuse(ex.rankings, passage_sent) for ex in s_examples]
+        table["fitted+sentence"] = {f"recall@{k}": sum(recall_at_k(bench.docs(r), c.gold_docs, k)
+                                                       for r, c in zip(final, claims, strict=True)) / len(claims)
+                                    for k in (5, 10)}
+        print(f"passage sentences: {passage_sent} train score {ps_score:.4f} {table}", file=sys.stderr)
+
         sub = claims[: args.sentence_limit] if args.sentence_limit else claims
         t1 = time.perf_counter()
         sent_examples = []
-        for m, c in zip(members, sub, strict=False):
-            cands, rankings, _ = bench.sentence_candidates(c.claim, fuse(m, passage), SENTENCE_POOL)
+        for first, c in zip(final, sub, strict=False):
+            cands, rankings, _ = bench.sentence_candidates(c.claim, first, SENTENCE_POOL)
             keys = [bench.sentence_key(x) for x in cands]
 
             def sscore(r, keys=keys, c=c):
@@ -103,8 +129,8 @@ def main() -> None:
             nli = load_nli("embedded")
             t2 = time.perf_counter()
             r_examples = []
-            for ex, (m, c) in zip(sent_examples[: args.rerank_limit], zip(members, sub, strict=False), strict=False):
-                cands, rankings, _ = bench.sentence_candidates(c.claim, fuse(m, passage), SENTENCE_POOL)
+            for ex, (first_p, c) in zip(sent_examples[: args.rerank_limit], zip(final, sub, strict=False), strict=False):
+                cands, rankings, _ = bench.sentence_candidates(c.claim, first_p, SENTENCE_POOL)
                 first = fuse(rankings, sentence)
                 dec = decisiveness(nli, c.claim, [cands[i].text for i, _ in first[:RERANK_TOP]])
                 r_examples.append(FitExample({"first": first, "nli": list(dec)},
@@ -126,12 +152,14 @@ def main() -> None:
     out = {
         "about": "Fusion weights fitted by benchmarks/fit_fusion.py; read by core.retrieve.fusion.load_fusion().",
         "passages": params_json(passage),
+        "passage_sentences": {**params_json(passage_sent), "pool": SENTENCE_SCORE_POOL},
         "sentences": params_json(sentence),
     }
     if rerank_fit:
         out["rerank"] = params_json(rerank_fit[0])
     args.out.write_text(json.dumps(out, indent=2) + "\n")
     report = {"task": "fusion_fit", "passages": {**params_json(passage), "train_objective": train_score, "train": table},
+              "passage_sentences": {**params_json(passage_sent), "train_objective": ps_score},
               "sentences": {**params_json(sentence), "train_objective": s_train, "train_members": s_table},
               "wall_s": time.perf_counter() - t0}
     if rerank_fit:

@@ -39,6 +39,8 @@ from core.retrieve.fusion import PLAIN_RRF, FusionParams, fuse, load_fusion, par
 from core.retrieve.rerank import RERANK_TOP, decisiveness, rerank
 from core.retrieve.searcher import MODES, BM25Retriever, DenseRetriever, Ranked, rank_expanded
 from core.retrieve.sentence_rank import SENTENCE_POOL, RankedSentence, apply, candidates, member_rankings
+from core.retrieve.sentence_score import SENTENCE_SCORE_POOL, with_best_sentence
+from core.retrieve.sentence_score import load_params as load_sentence_score
 from core.retrieve.subject import TitleIndex, subject_first
 from models.embed import Embedder
 from store import open_db
@@ -49,9 +51,10 @@ from store.records import DocumentRecord
 DEPTH = 100
 SOURCE = "eval-corpus"
 BASELINE = {"hyde": "dense", "query2doc": "bm25"}  # the unexpanded retriever each expansion builds on
-# "fusion": the hybrid's fitted fusion without the subject-first step (an ablation);
+# "fitted": the fitted BM25 + dense fusion alone (no best-sentence fusion, no subject rule);
+# "fusion": the hybrid without the subject-first step (both ablations);
 # "rerank": the hybrid, then the NLI cross-encoder re-ranks the top evidence sentences
-EVAL_MODES = (*MODES, "fusion", "rerank")
+EVAL_MODES = (*MODES, "fitted", "fusion", "rerank")
 
 
 @dataclass
@@ -73,6 +76,7 @@ class Bench:
     rrf_k: int = 60
     fusion: FusionParams = PLAIN_RRF
     sentence_starts: dict[str, list[int]] = field(default_factory=dict)  # doc id → sentence starts
+    sentence_score: FusionParams | None = None  # the best-sentence fusion (core/retrieve/sentence_score.py)
     titles: TitleIndex | None = None
     entities: Callable[[str], tuple[list[str], str | None]] | None = None
     _encode: Callable[[list[str]], np.ndarray] | None = None
@@ -99,9 +103,13 @@ class Bench:
             ranked = self.bm25.retrieve(claim, DEPTH)
         elif mode == "dense":
             ranked = dense.retrieve(claim, DEPTH)
-        elif mode in ("hybrid", "rrf", "fusion", "rerank"):
-            members = {"bm25": self.bm25.retrieve(claim, DEPTH), "dense": dense.retrieve(claim, DEPTH)}
+        elif mode in ("hybrid", "rrf", "fitted", "fusion", "rerank"):
+            query_vec = dense.encode_query(claim)
+            members = {"bm25": self.bm25.retrieve(claim, DEPTH), "dense": dense.retrieve_vector(query_vec, DEPTH)}
             ranked = fuse(members, PLAIN_RRF if mode == "rrf" else self.fusion)
+            if mode not in ("rrf", "fitted") and self.sentence_score is not None:
+                top = sq.get_passages(self.db, [pid for pid, _ in ranked[:SENTENCE_SCORE_POOL]])
+                ranked, _ = with_best_sentence(ranked, top, query_vec, self.encode, self.sentence_score)
             if mode in ("hybrid", "rerank") and self.titles is not None and self.entities is not None:
                 ranked = subject_first(ranked, self.titles.find(claim, *self.entities(claim)))
         else:
@@ -200,7 +208,7 @@ def corpus_bench(
 
         yield Bench(db, embedder, BM25Retriever(db, [info]), dense, doc_of, report, len(docs), info.n_passages,
                     load_s, build_s, {"words": info.chunk_words, "overlap": info.chunk_overlap}, expanders, rrf_k,
-                    fusion or load_fusion(), starts, TitleIndex(db, [info]), SpacyClaimSubject())
+                    fusion or load_fusion(), starts, load_sentence_score(), TitleIndex(db, [info]), SpacyClaimSubject())
 
 
 @contextmanager
@@ -346,6 +354,8 @@ def evaluate_retrieval(
             },
             "manifest": {"claimscope": claimscope_version(), "models": models, "rrf_k": rrf_k, "depth": DEPTH,
                          "fusion": params_json(fusion), "sentence_fusion": params_json(sentence_fusion),
+                         "passage_sentences": ({**params_json(bench.sentence_score), "pool": SENTENCE_SCORE_POOL}
+                                               if bench.sentence_score else None),
                          "sentence_pool": SENTENCE_POOL, "rerank": {**params_json(rerank_fusion), "top": RERANK_TOP},
                          "expansion": {m: {k: v for k, v in e.config().items() if k != "model"}
                                        for m, e in bench.expanders.items()}},

@@ -32,6 +32,8 @@ from core.errors import InputError
 from core.ingest.index import bm25_index, require_source, vector_index
 from core.retrieve.expand import Expansion, hyde_vector, query2doc_query
 from core.retrieve.fusion import FusionParams, fuse, load_fusion
+from core.retrieve.sentence_score import SENTENCE_SCORE_POOL, with_best_sentence
+from core.retrieve.sentence_score import load_params as load_sentence_score
 from core.retrieve.subject import EntityFn, Subject, TitleIndex, acts, subject_first
 from core.text import content_words, fts_match_query, query_terms
 from models.bm25_index import TANTIVY_MIN_PASSAGES, BM25Index
@@ -181,6 +183,7 @@ class Searcher:
         subject: bool = True,
         tantivy_min: int = TANTIVY_MIN_PASSAGES,
         title_maps: dict | None = None,
+        sentence_score: FusionParams | bool | None = True,
     ) -> None:
         """``title_maps``: a dict shared between searchers (the workbench's) that keeps each
         source state's title map (:class:`TitleIndex`) from one searcher — one run — to the next."""
@@ -194,6 +197,9 @@ class Searcher:
         self.index_kind = index_kind
         self._dense: dict[tuple[str, ...], DenseRetriever] = {}
         self.fusion = fusion or load_fusion()
+        # the passage's best sentence as a second fusion (core/retrieve/sentence_score.py):
+        # True = the shipped fitted rule, False/None = off, or explicit params
+        self.sentence_score = load_sentence_score() if sentence_score is True else (sentence_score or None)
         self.subject = subject  # the subject's own document first (hybrid mode)
         self._entities_factory = entities_factory or _spacy_entities
         self._entities: EntityFn | None = None
@@ -277,12 +283,18 @@ class Searcher:
         out: dict[str, Ranked] = {}
         if mode in ("bm25", "hybrid", "rrf"):
             out["bm25"] = self.bm25(srcs).retrieve(query, depth)
+        query_vec = None
         if mode in ("dense", "hybrid", "rrf"):
-            out["dense"] = self.dense(srcs).retrieve(query, depth)
+            query_vec = self.dense(srcs).encode_query(query)
+            out["dense"] = self.dense(srcs).retrieve_vector(query_vec, depth)
         if mode == "rrf":
             out["rrf"] = reciprocal_rank_fusion({"bm25": out["bm25"], "dense": out["dense"]}, self.rrf_k)
         if mode == "hybrid":
             out["fusion"] = fuse({"bm25": out["bm25"], "dense": out["dense"]}, self.fusion)
+            if self.sentence_score is not None:
+                top = sq.get_passages(self.db, [pid for pid, _ in out["fusion"][:SENTENCE_SCORE_POOL]])
+                out["fusion"], out["sentence"] = with_best_sentence(
+                    out["fusion"], top, query_vec, self._sentence_vectors, self.sentence_score)
             subject = self.find_subject(query, srcs) if self.subject else None
             self.last_subject = subject if acts(out["fusion"], subject) else None
             out["hybrid"] = subject_first(out["fusion"], self.last_subject)

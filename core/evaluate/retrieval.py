@@ -15,6 +15,7 @@ cached expansion reports the time it took when it was generated).
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from bisect import bisect_right
@@ -264,6 +265,7 @@ def evaluate_retrieval(
     sentence_fusion: FusionParams | None = None,
     sentences: bool = True,
     nli_factory: Callable[[], Any] | None = None,
+    rerank_top: int = RERANK_TOP,
 ) -> dict:
     check_modes(modes)
     data = load_retrieval_set(dataset, claims_path, corpus_path)
@@ -295,7 +297,7 @@ def evaluate_retrieval(
                 runs.extend((m if i == 0 else f"{m}@{kind}", m, kind) for i, kind in enumerate(index_kinds))
         systems: dict[str, dict] = {}
         for name, mode, kind in runs:
-            latencies, gen_s, per_claim, sent_s = [], [], [], []
+            latencies, gen_s, per_claim, sent_s, rerank_s, total_s = [], [], [], [], [], []
             sent_recall: dict[int, list[float]] = {5: [], 10: []}
             for c in claims:
                 ranked, seconds, gen = bench.passage_ranking(mode, c.claim, kind)
@@ -308,13 +310,16 @@ def evaluate_retrieval(
                     t0 = time.perf_counter()
                     ordered = apply(rankings, cands, sentence_fusion) if cands else []
                     if mode == "rerank" and ordered:
-                        top = ordered[:RERANK_TOP]
+                        t1 = time.perf_counter()
+                        top = ordered[:rerank_top]
                         dec = decisiveness(nli, c.claim, [x.text for x in top])
                         pos = {id(x): i for i, x in enumerate(ordered)}
                         order = rerank([(pos[id(x)], x.score) for x in ordered], dec, rerank_fusion)
                         ordered = [ordered[i] for i, _ in order]
+                        rerank_s.append(time.perf_counter() - t1)
                     keys = [bench.sentence_key(x) for x in ordered]
                     sent_s.append(s_secs + time.perf_counter() - t0)
+                    total_s.append(seconds + sent_s[-1])  # passages, sentences (and re-ranking): one claim
                     for k in sent_recall:
                         sent_recall[k].append(sentence_recall(dedupe(keys), c.gold_sentence_sets, k))
                 if progress:
@@ -326,6 +331,16 @@ def evaluate_retrieval(
                 for k, vals in sent_recall.items():
                     metrics[f"sentence_recall@{k}"] = _mean(vals)
                 metrics["sentence_ms_p95"] = 1000 * percentile(sent_s, 95)
+                metrics["total_ms_median"] = 1000 * percentile(total_s, 50)
+                metrics["total_ms_p95"] = 1000 * percentile(total_s, 95)
+            if rerank_s:  # the cross-encoder's own cost, and what it gains over the hybrid it re-ranks
+                metrics["rerank_top"] = rerank_top
+                metrics["rerank_ms_median"] = 1000 * percentile(rerank_s, 50)
+                metrics["rerank_ms_p95"] = 1000 * percentile(rerank_s, 95)
+                if "hybrid" in systems and sentences:
+                    for k in (5, 10):
+                        metrics[f"sentence_recall@{k}_gain"] = (metrics[f"sentence_recall@{k}"]
+                                                                 - systems["hybrid"][f"sentence_recall@{k}"])
             if gen_s:
                 metrics["expansion_s_median"] = percentile(gen_s, 50)
                 metrics["expansion_s_mean"] = _mean(gen_s)
@@ -356,10 +371,11 @@ def evaluate_retrieval(
                          "fusion": params_json(fusion), "sentence_fusion": params_json(sentence_fusion),
                          "passage_sentences": ({**params_json(bench.sentence_score), "pool": SENTENCE_SCORE_POOL}
                                                if bench.sentence_score else None),
-                         "sentence_pool": SENTENCE_POOL, "rerank": {**params_json(rerank_fusion), "top": RERANK_TOP},
+                         "sentence_pool": SENTENCE_POOL, "rerank": {**params_json(rerank_fusion), "top": rerank_top},
                          "expansion": {m: {k: v for k, v in e.config().items() if k != "model"}
                                        for m, e in bench.expanders.items()}},
-            "timing": {"wall_s": time.perf_counter() - t_wall, "load_s": bench.load_s},
+            "timing": {"wall_s": time.perf_counter() - t_wall, "load_s": bench.load_s,
+                       "load_average_end": list(os.getloadavg())},
             "machine": machine("cpu"),
         }
     return report

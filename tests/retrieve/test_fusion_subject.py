@@ -22,6 +22,8 @@ from core.retrieve.fusion import (
 )
 from core.retrieve.searcher import Searcher, reciprocal_rank_fusion
 from core.retrieve.sentence_rank import bm25_scores, rank_sentences
+from core.retrieve.sentence_score import SENTENCE_SCORE_POOL, best_sentence_ranking, with_best_sentence
+from core.retrieve.sentence_score import load_params as load_sentence_score
 from core.retrieve.subject import Subject, TitleIndex, acts, normalise_title, subject_candidates, subject_first
 from store import sources as sq
 from tests.conftest import FIXTURES, indexed_fixture
@@ -76,6 +78,9 @@ def test_shipped_fusion_is_fitted_on_training_claims_or_plain_rrf(tmp_path):
         assert "claims_dev" not in params.fitted_on and "claims_dev" not in sentences.fitted_on
         assert set(params.weights) == {"bm25", "dense"}
         assert set(sentences.weights) == {"dense", "bm25", "passage"}
+        best = load_sentence_score()
+        assert best is not None and set(best.weights) == {"fused", "sentence"}
+        assert best.fitted_on.startswith("SciFact claims_train") and "claims_dev" not in best.fitted_on
     else:
         assert params == sentences == PLAIN_RRF
     missing = tmp_path / "none.json"
@@ -131,6 +136,54 @@ def test_sentences_ranked_across_passages_find_scifact_rationales(mini_db, embed
         hit += bool(keys & set(c.gold_sentence_sets[0]))
         assert {"dense", "passage"} <= set(ranked[0].ranks)
     assert hit / len(data.claims) >= 0.75
+
+
+# ----------------------------------------------------------------------------- best sentence
+
+
+def test_a_passage_is_scored_by_its_best_sentence(mini_db, mini_claims, embedder):
+    """The best-sentence score of a passage is the cosine of its most similar sentence: a
+    passage's whole-text embedding is diluted by its other sentences, the best sentence is not."""
+    claim = next(c for c in mini_claims if c.gold_docs)
+    hits = Searcher(mini_db, lambda: embedder, sentence_score=False).search(claim.claim, k=8, mode="hybrid",
+                                                                           mark_sentences=False)
+    passages = [h.passage for h in hits]
+    q = embedder.encode([claim.claim])[0]
+    ranked = best_sentence_ranking(q, passages, embedder.encode)
+    assert sorted(pid for pid, _ in ranked) == sorted(p.id for p in passages)
+    by_id = {p.id: p for p in passages}
+    for pid, score in ranked[:3]:
+        sims = embedder.encode(by_id[pid].sentence_texts()) @ q
+        assert score == pytest.approx(float(sims.max()), abs=1e-5)
+    whole = embedder.encode([p.text for p in passages]) @ q
+    assert ranked[0][1] >= float(whole.max()) - 0.05  # one sentence is at least as close as a whole passage
+
+
+def test_best_sentence_fusion_reorders_only_the_pool_and_keeps_every_passage(mini_db, mini_claims, embedder):
+    """Passages below the pool keep their order below every pool passage; none is lost."""
+    params = load_sentence_score() or FusionParams("minmax", 0, {"fused": 0.5, "sentence": 0.5})
+    searcher = Searcher(mini_db, lambda: embedder, sentence_score=False)
+    for c in [c for c in mini_claims if c.gold_docs][:5]:
+        first = searcher.rank(c.claim, "hybrid", 100)["fusion"]
+        top = sq.get_passages(mini_db, [pid for pid, _ in first[:4]])
+        fused, sentence = with_best_sentence(first, top, embedder.encode([c.claim])[0], embedder.encode, params, pool=4)
+        assert sorted(p for p, _ in fused) == sorted(p for p, _ in first)
+        assert {p for p, _ in fused[:4]} == {p for p, _ in first[:4]} == {p for p, _ in sentence}
+        assert [p for p, _ in fused[4:]] == [p for p, _ in first[4:]]
+
+
+def test_hybrid_search_shows_the_best_sentence_stage(mini_db, mini_claims, embedder):
+    with_gold = [c for c in mini_claims if c.gold_docs]
+    on, off = Searcher(mini_db, lambda: embedder), Searcher(mini_db, lambda: embedder, sentence_score=False)
+    found = {True: 0, False: 0}
+    for c in with_gold:
+        hits = on.search(c.claim, k=5, mode="hybrid", mark_sentences=False)
+        assert len(hits) <= SENTENCE_SCORE_POOL and all("sentence" in h.ranks for h in hits)
+        found[True] += bool({h.passage.doc_ext_id for h in hits} & c.gold_docs)
+        found[False] += bool({h.passage.doc_ext_id for h in off.search(c.claim, k=5, mode="hybrid",
+                                                                        mark_sentences=False)} & c.gold_docs)
+        assert "sentence" not in on.rank(c.claim, "rrf", 5)
+    assert found[True] >= found[False] - 1 and found[True] / len(with_gold) >= 0.8
 
 
 # ----------------------------------------------------------------------------- subject first

@@ -34,8 +34,8 @@ def eval_retrieval(
     dataset: Annotated[str, typer.Option(help="Dataset: scifact, climate-fever or wice.")] = "scifact",
     modes: Annotated[
         str, typer.Option(help="Comma-separated: bm25,dense,hybrid (fitted fusion, subject first),rrf (plain RRF),"
-                          "fusion (hybrid without subject first),rerank (hybrid + NLI cross-encoder on the top "
-                          "sentences),hyde,query2doc.")
+                          "fusion (hybrid without subject first),fitted (BM25 + dense fitted fusion alone),"
+                          "rerank (hybrid + NLI cross-encoder on the top sentences),hyde,query2doc.")
     ] = "bm25,dense,rrf,hybrid",
     k: Annotated[str, typer.Option("--k", help="Comma-separated cut-offs.")] = "5,10",
     index_kinds: Annotated[
@@ -46,6 +46,7 @@ def eval_retrieval(
     prompt: Annotated[str, typer.Option("--prompt", help="HyDE prompt preset (SciFact: scientific).")] = "scientific",
     max_tokens: Annotated[int, typer.Option(min=1, max=2048, help="Expansion length cap (Yoon et al.: 512).")] = 512,
     verifier: Annotated[str, typer.Option(help="NLI cross-encoder of mode rerank: embedded, a folder or a cached HF id.")] = "embedded",
+    rerank_top: Annotated[int, typer.Option(min=1, max=100, help="Mode rerank: evidence sentences the cross-encoder re-ranks.")] = 10,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
 ) -> None:
     """Document-level recall@k / ndcg@k and evidence-sentence recall@5 / @10 of each
@@ -78,6 +79,7 @@ def eval_retrieval(
             hyde_prompt=prompt,
             params=ExpansionParams(max_tokens=max_tokens),
             nli_factory=lambda: workbench_of(ctx).nli(verifier),
+            rerank_top=rerank_top,
         )
     sys.stdout.write(format_table(report) + "\n")
     write_report(report, json_out)

@@ -18,18 +18,18 @@ from textual.widgets import Static
 from store.inspect import ClaimView, EvidenceView, JudgementView
 from tui.widgets.verdicts import BADGES, attribution_badge, prob_bar
 
-# retrieval stages beyond fused / bm25 / dense (core/retrieve/searcher.py): the fitted fusion
-# before the subject rule, and the subject's own document (rank among its passages)
-EXTRA_STAGES = ("fusion", "subject")
+# retrieval stages beyond fused / bm25 / dense (core/retrieve/searcher.py): the passage's best
+# sentence (cosine, rank in the pool), the fitted fusion before the subject rule, and the
+# subject's own document (rank among its passages)
+EXTRA_STAGES = ("sentence", "fusion", "subject")
 
 
 def _extra_stages(ev: EvidenceView) -> list[str]:
-    """The fusion's own score and rank and the subject rule's, shown when the subject rule
-    acted on this claim (otherwise the fused score above already is the fusion's)."""
+    """The best-sentence stage's score and rank; the fusion's own and the subject rule's when
+    the subject rule acted on this claim (otherwise the fused score above already is the fusion's)."""
     stages = ev.stages or {}
-    if "subject" not in stages:
-        return []
-    return [_fmt(s, r, name) for name, (s, r) in stages.items() if name in EXTRA_STAGES]
+    shown = EXTRA_STAGES if "subject" in stages else ("sentence",)
+    return [_fmt(s, r, name) for name, (s, r) in stages.items() if name in shown]
 
 
 def _fmt(value: float | None, rank: int | None, name: str) -> str:

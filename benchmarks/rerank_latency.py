@@ -127,7 +127,8 @@ def main() -> None:
         "task": "rerank_latency", "dataset": "scifact dev", "n": len(dev), "fit": f"SciFact train, first {len(train)} claims",
         "by_top": table, "target_ms_p95": TARGET_MS, "tops_within_target": within,
         "load_average_start": list(load_start), "load_average_end": list(load_end), "cpus": os.cpu_count(),
-        "threads": os.environ.get("CLAIMSCOPE_THREADS"), "wall_s": time.perf_counter() - t_wall,
+        "threads": os.environ.get("CLAIMSCOPE_THREADS"), "nli_runtime": getattr(nli, "runtime", None),
+        "wall_s": time.perf_counter() - t_wall,
     }
     args.json.write_text(json.dumps(report, indent=2) + "\n")
     print(f"load average {load_start[0]:.1f} → {load_end[0]:.1f}; dev {len(dev)} claims")

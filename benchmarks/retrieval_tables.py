@@ -18,7 +18,7 @@ def table(path: str) -> str:
     best = max(members) if members else None
     for name, m in systems.items():
         r5 = f"{m['recall@5']:.3f}"
-        if best is not None and name in ("hybrid", "fusion", "rrf"):
+        if best is not None and name in ("hybrid", "fusion", "fitted", "rrf", "rerank"):
             r5 += f" ({m['recall@5'] - best:+.3f})"
         lines.append(
             f"| {name} | {r5} | {m.get('recall@10', 0):.3f} | {m.get('ndcg@10', 0):.3f} | "

@@ -8,7 +8,9 @@
   default) in a FAISS index; the query is the claim text without any prefix (seed 004 §5.4).
 - Hybrid (the default): BM25 and dense fused by the rule fitted on training claims
   (core/retrieve/fusion.py, ``core/retrieve/data/fusion.json``: weighted RRF or min-max score
-  fusion), over the top ``depth`` of each retriever; then the subject's own document first
+  fusion), over the top ``depth`` of each retriever; its top 20 passages fused again with
+  the cosine of their best sentence (core/retrieve/sentence_score.py, ``passage_sentences``
+  in fusion.json); then the subject's own document first
   (core/retrieve/subject.py) when the claim names an entity that has its own document and
   the restricted rule acts.
 - RRF: plain reciprocal-rank fusion, score(d) = Σ_r 1 / (k + rank_r(d)) with k = 60 and 1-based
@@ -291,7 +293,7 @@ class Searcher:
             out["rrf"] = reciprocal_rank_fusion({"bm25": out["bm25"], "dense": out["dense"]}, self.rrf_k)
         if mode == "hybrid":
             out["fusion"] = fuse({"bm25": out["bm25"], "dense": out["dense"]}, self.fusion)
-            if self.sentence_score is not None:
+            if self.sentence_score is not None and query_vec is not None:
                 top = sq.get_passages(self.db, [pid for pid, _ in out["fusion"][:SENTENCE_SCORE_POOL]])
                 out["fusion"], out["sentence"] = with_best_sentence(
                     out["fusion"], top, query_vec, self._sentence_vectors, self.sentence_score)

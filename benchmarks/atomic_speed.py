@@ -69,7 +69,7 @@ def per_call() -> dict:
 
     from core.decompose.atomic import AtomicDecomposer
     from core.decompose.rules import RulesDecomposer
-    from models.atomic import DECODE_THREADS, LORA_BATCH_THREADS, load_atomic_llm, messages
+    from models.atomic import BATCH_THREADS, DECODE_THREADS, load_atomic_llm, messages
     from models.llm import load_llm
 
     out: dict = {}
@@ -77,7 +77,7 @@ def per_call() -> dict:
     rules = RulesDecomposer()
     out["load_spacy_rules_s"] = {"wall": time.perf_counter() - t0, "cpu": _cpu() - c0}
     t0, c0 = time.perf_counter(), _cpu()
-    base = load_llm("embedded", n_threads=DECODE_THREADS, n_threads_batch=LORA_BATCH_THREADS)
+    base = load_llm("embedded", n_threads=DECODE_THREADS, n_threads_batch=BATCH_THREADS)
     _ = base.llama
     out["load_base_s"] = {"wall": time.perf_counter() - t0, "cpu": _cpu() - c0}
     t0, c0 = time.perf_counter(), _cpu()

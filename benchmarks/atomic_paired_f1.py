@@ -1,0 +1,161 @@
+"""Held-out F1 of the atomic decomposer's runtimes on the same answers, paired by answer (issue 17).
+
+Each runtime (``merged``: the install-time merge of the adapter into the base,
+models/atomic_merge.py; ``lora``: base + adapter applied at run time) is evaluated exactly as
+``claimscope eval decompose --match jaccard --decomposers atomic`` evaluates it (the CLI's own
+workbench and ``evaluate_decompose_sets``; the per-runtime reports are what the CLI writes).
+The claims of every answer are recorded, so the difference in pooled F1 gets a paired
+bootstrap over answers: answers are resampled with replacement, both runtimes' matched /
+produced / gold counts summed over the same sample, and the 2.5 / 97.5 percentiles of
+F1(b) − F1(a) reported. That interval is the noise a different draw of answers would give.
+
+    python benchmarks/atomic_paired_f1.py --path ../shared/data/factscore/InstructGPT_dev.jsonl \
+        --path ../shared/data/factscore/ChatGPT_dev.jsonl --fold '!0/3' --runtimes lora,merged \
+        --json benchmarks/results/atomic_paired_f1_factscore_heldout.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def per_answer(answers, claims_of, thresholds) -> list[dict]:
+    """Counts per answer, attributed to sentences as core.evaluate.decompose does."""
+    from core.evaluate.decompose import jaccard, locate, match, words
+
+    rows = []
+    for ans in answers:
+        claims = [c for c in claims_of[ans.text] if c["checkable"]]
+        row = {"tp": [0] * len(thresholds), "prod": 0, "gold": 0}
+        pos = ans.start
+        for sent, gold in ans.sentences:
+            start, end = locate(ans.text, sent, pos)
+            if start < 0:
+                mine = [c["text"] for c in claims_of[sent] if c["checkable"]]
+            else:
+                pos = end
+                mine = [c["text"] for c in claims if start <= c["span"][0] < end]
+            if not gold:
+                continue
+            row["prod"] += len(mine)
+            row["gold"] += len(gold)
+            if mine:
+                import numpy as np
+
+                ws, wg = [words(p) for p in mine], [words(g) for g in gold]
+                sims = np.array([[jaccard(a, b) for b in wg] for a in ws], dtype=float)
+                for k, th in enumerate(thresholds):
+                    row["tp"][k] += match(sims, th)
+        rows.append(row)
+    return rows
+
+
+def f1(tp, prod, gold):
+    p, r = (tp / prod if prod else 0.0), (tp / gold if gold else 0.0)
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+def main() -> None:
+    import numpy as np
+
+    from core.evaluate.decompose import THRESHOLDS, evaluate_decompose_sets, in_fold, load_decompose_dataset
+    from core.settings import load_settings
+    from core.workbench import Workbench
+    from models.atomic import RUNTIME_ENV
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--path", type=Path, action="append", required=True)
+    ap.add_argument("--fold", default=None)
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--runtimes", default="lora,merged")
+    ap.add_argument("--bootstrap", type=int, default=10000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--memo", action="store_true",
+                    help="answer a prompt seen before from memory (FEVERFact rows repeat their intro's sentences); "
+                         "outputs are unchanged (a prompt's answer is a function of its tokens: models/llm.py), "
+                         "ms per sentence are then not a user's")
+    ap.add_argument("--json", type=Path, required=True)
+    args = ap.parse_args()
+    runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
+    thresholds = THRESHOLDS["jaccard"]
+    answers = [a for p in args.path for a in [x for x in load_decompose_dataset("auto", p)
+                                                if in_fold(x.topic, args.fold)][: args.limit or None]]
+    out: dict = {"paths": [str(p) for p in args.path], "fold": args.fold, "limit": args.limit, "memo": args.memo, "runtimes": {},
+                 "load_average_start": os.getloadavg()}
+    counts, recs = {}, {}
+    for rt in runtimes:
+        os.environ[RUNTIME_ENV] = rt
+        dec = Workbench(load_settings(None)).decomposer("atomic")
+        model = dec.llm.ref.manifest()
+        if (rt == "merged") != bool(model.get("lora_merged")):
+            raise SystemExit(f"runtime {rt}: the decomposer loaded {model['path']} (is the merged model built?)")
+        recorded: dict[str, list[dict]] = {}
+        orig = dec.decompose
+
+        def recording(text, _orig=orig, _rec=recorded):
+            claims = _orig(text)
+            _rec[text] = [{"text": c.text, "span": list(c.span), "checkable": c.checkable} for c in claims]
+            return claims
+
+        dec.decompose = recording  # type: ignore[method-assign]
+        if args.memo:
+            memo: dict[str, str] = {}
+            gen = dec.llm.generate
+
+            def remembered(messages, _gen=gen, _memo=memo, **kw):
+                key = json.dumps([messages, {k: v for k, v in kw.items() if k != "stop_when"}], default=repr)
+                if key not in _memo:
+                    _memo[key] = _gen(messages, **kw)
+                return _memo[key]
+
+            dec.llm.generate = remembered
+        c0 = os.times()
+        report = evaluate_decompose_sets(sets=[("auto", p) for p in args.path], decomposers={"atomic": dec}, matcher=None,
+                                         method="jaccard", limit=args.limit, fold=args.fold, references=False)
+        c1 = os.times()
+        rows = per_answer(answers, recorded, thresholds)
+        pooled = report["pooled"]["atomic"]
+        assert sum(r["tp"][0] for r in rows) == pooled["matched"] and sum(r["prod"] for r in rows) == pooled["produced"]
+        counts[rt], recs[rt] = rows, recorded
+        out["runtimes"][rt] = {"model": model, "pooled": pooled,
+                               "per_file": {r["path"]: r["systems"]["atomic"] for r in report["reports"]},
+                               "cpu_s": (c1.user - c0.user) + (c1.system - c0.system),
+                               "claims": {a.text[:80]: recorded[a.text] for a in answers}}
+        print(rt, {k: pooled[k] for k in ("precision", "recall", "f1", "claims_per_sentence", "ms_per_sentence")},
+              file=sys.stderr, flush=True)
+    if len(runtimes) == 2:
+        a, b = runtimes
+        rng = np.random.default_rng(args.seed)
+        n = len(answers)
+        arr = {rt: np.array([[r["tp"][0], r["tp"][1], r["prod"], r["gold"]] for r in counts[rt]], dtype=float)
+               for rt in runtimes}
+        diffs = {"0.6": [], "0.8": []}
+        for _ in range(args.bootstrap):
+            idx = rng.integers(0, n, n)
+            sa, sb = arr[a][idx].sum(0), arr[b][idx].sum(0)
+            diffs["0.6"].append(f1(sb[0], sb[2], sb[3]) - f1(sa[0], sa[2], sa[3]))
+            diffs["0.8"].append(f1(sb[1], sb[2], sb[3]) - f1(sa[1], sa[2], sa[3]))
+        ta, tb = arr[a].sum(0), arr[b].sum(0)
+        out["paired"] = {
+            "a": a, "b": b, "answers": n, "bootstrap": args.bootstrap, "seed": args.seed,
+            "answers_with_equal_claims": sum(recs[a][x.text] == recs[b][x.text] for x in answers),
+            **{f"delta_f1@{th}": {"observed": f1(tb[k], tb[2], tb[3]) - f1(ta[k], ta[2], ta[3]),
+                                  "ci95": [float(np.percentile(diffs[th], 2.5)), float(np.percentile(diffs[th], 97.5))]}
+               for k, th in enumerate(("0.6", "0.8"))},
+        }
+        print(json.dumps(out["paired"], indent=1), file=sys.stderr)
+    out["load_average_end"] = os.getloadavg()
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(out, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -34,6 +34,7 @@ import gzip
 import json
 import os
 import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -152,6 +153,129 @@ def collect_vitaminc(verifier: Verifier, terms_of, searcher, path: Path, limit: 
     return out
 
 
+_FEVER_TOKENS = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}",
+                 "-COLON-": ":", "``": '"', "''": '"'}
+
+
+def fever_detok(text: str) -> str:
+    """FEVER's tokenised Wikipedia sentence as plain text ("Paris ( France ) ." → "Paris (France).")."""
+    for k, v in _FEVER_TOKENS.items():
+        text = text.replace(k, v)
+    text = re.sub(r"\s+([.,;:!?%)\]}]|'s|n't|'re|'ve|'ll|'d)", r"\1", text)
+    text = re.sub(r"([(\[{$])\s+", r"\1", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _content(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2 and w not in _STOP}
+
+
+_STOP = {"the", "and", "was", "were", "for", "with", "that", "this", "from", "his", "her", "has", "had", "have",
+         "are", "which", "who", "its", "also", "into", "than", "been", "one", "their", "they", "she", "him", "not"}
+
+
+def evidence_found(evidence: list[str], sentences: list[str]) -> float:
+    """How much of the gold evidence the retrieved text holds: the smallest, over the gold
+    sentences, of the largest share of that sentence's content words found in one retrieved
+    sentence (1: every gold sentence is there nearly verbatim)."""
+    sents = [_content(s) for s in sentences]
+    shares = []
+    for ev in evidence:
+        ew = _content(ev)
+        if not ew:
+            continue
+        shares.append(max((len(ew & s) / len(ew) for s in sents), default=0.0))
+    return min(shares) if shares else 0.0
+
+
+def load_fever_train(data: Path) -> list[tuple[str, str, list[str]]]:
+    """(claim, SUPPORTS / REFUTES, gold evidence sentences) per claim of ``nli/fever_nli_rte``
+    (FEVER shared-task claims with their gold evidence; this project's verifier trained on this
+    file, it is no evaluation set), minus every claim or evidence sentence found in a dev /
+    evaluation file (the verifier's decontamination lists, models/train_nli.py)."""
+    import tomllib
+
+    from models.train_nli import collect_blocklist, collect_premise_blocklist, norm_text, read_jsonl, sentence_keys
+
+    cfg = tomllib.loads((Path(__file__).resolve().parents[1] / "models" / "train_nli_v2_run6.toml").read_text())
+    claim_block = collect_blocklist(data, cfg)
+    premise_block = collect_premise_blocklist(data, cfg)
+    by_claim: dict[str, tuple[str, list[str]]] = {}
+    dropped = 0
+    for rec in read_jsonl(data / "nli" / "fever_nli_rte" / "dev_minus_eval.jsonl.gz"):
+        claim, premise = rec["hypothesis"], rec["premise"]
+        if norm_text(claim) in claim_block or any(k in premise_block for k in sentence_keys(premise)):
+            dropped += 1
+            continue
+        label = "SUPPORTS" if rec["label"] == "entailment" else "REFUTES"
+        ev = [fever_detok(s) for s in re.split(r"(?<= \.) ", premise) if s.strip()]
+        if claim in by_claim and by_claim[claim][0] != label:
+            by_claim[claim] = ("MIXED", [])
+            continue
+        by_claim.setdefault(claim, (label, []))[1].extend(ev)
+    print(f"fever: {len(by_claim)} claims kept, {dropped} pairs dropped on dev / evaluation overlap", flush=True)
+    return [(c, lab, ev) for c, (lab, ev) in by_claim.items() if lab != "MIXED"]
+
+
+def collect_fever_wiki(verifier: Verifier, terms_of, searcher, db, data: Path, limit: int, k: int = 10,
+                       blind_titles: frozenset[str] = frozenset()) -> list[dict]:
+    """FEVER claims through the product's own retrieval over wiki-vital (hybrid top ``k``, the
+    demo's setting) and the product's verifier — so the features about where evidence comes
+    from (own document, named subject, ranks) see real entity documents. Gold, kept only where
+    it is clear: FEVER's label when the subject has its own wiki-vital article and the retrieved
+    text holds FEVER's gold evidence (``evidence_found`` ≥ .75); NEI when the subject has no
+    article of its own and nothing retrieved holds the evidence (< .4: passages about other
+    things that mention it, the Becquerel shape). Every other claim is skipped: a lead section
+    without FEVER's sentence may still state the fact in other words. Up to 3 of 4 claims have
+    an own article; claims whose
+    retrieval reaches an article of ``blind_titles`` (the product-case / demo articles) are
+    skipped, so the demo stays a test."""
+    from core.pipeline.runner import passage_evidence
+    from core.verify.verdict_model import _words, title_is_subject
+
+    claims = load_fever_train(data)
+    random.Random(0).shuffle(claims)
+    by_word: dict[str, set[str]] = {}  # wiki-vital title words → titles, to find a subject's own article
+    for (t,) in db.execute("select distinct title from documents"):
+        for w in _words(t):
+            by_word.setdefault(w, set()).add(t)
+    out, n_own, n_other, skipped = [], 0, 0, {"ambiguous": 0, "blind": 0}
+    for claim, label, ev in claims:
+        if len(out) >= limit:
+            break
+        terms = terms_of(claim)
+        own = any(title_is_subject(t, terms) for w in terms for t in by_word.get(w, ()))
+        if (own and n_own >= limit * 3 // 4) or (not own and n_other >= limit // 4):
+            continue
+        passages = passage_evidence(searcher.search(claim, k=k, mode="hybrid", sources=["wiki-vital"]))
+        if any(p.title in blind_titles for p in passages):
+            skipped["blind"] += 1
+            continue
+        found = evidence_found(ev, [s for p in passages for s in p.sentences])
+        if (own and found < 0.75) or (not own and found >= 0.4):
+            # the subject's own lead section without FEVER's sentence may still state (or
+            # contradict) the claim in other words; another subject's article may hold it
+            skipped["ambiguous"] += 1
+            continue
+        gold = VITAMINC[label] if own else "not_enough_info"
+        n_own, n_other = n_own + own, n_other + (not own)
+        v = verifier.verify(claim, passages)
+        row = _row("fever-wiki-vital", claim, v, passages, terms, gold)
+        row["evidence_found"] = round(found, 3)
+        out.append(row)
+        if len(out) % 50 == 0:
+            print(f"  fever-wiki-vital {len(out)} claims ({n_own} with an own article), skipped {skipped}", flush=True)
+    print(f"fever-wiki-vital: {len(out)} claims, skipped {skipped}", flush=True)
+    return out
+
+
+def product_case_titles() -> frozenset[str]:
+    """Articles of the product-case fixture (the demo's and the issue's wiki-vital cases)."""
+    path = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "verifier_product_cases.jsonl"
+    with open(path, encoding="utf-8") as fh:
+        return frozenset(a for line in fh if line.strip() for a in json.loads(line)["articles"])
+
+
 def weights_for(rows: list[dict]) -> np.ndarray:
     """Each dataset weighs the same in total (SciFact's retrieval claims would otherwise drown
     the rest); within a dataset, claims weigh 1."""
@@ -194,6 +318,7 @@ def main() -> None:
     ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--scifact-limit", type=int, default=None, help="train claims used (default all 809)")
     ap.add_argument("--vitaminc-limit", type=int, default=400)
+    ap.add_argument("--fever-limit", type=int, default=600, help="FEVER claims retrieved over wiki-vital (fever-wiki)")
     # SciFact is collected on request (--only climate-fever,vitaminc,scifact): its cited-abstract
     # rows (science register, no retrieval) pulled the model towards `refuted` on encyclopedic
     # evidence, so the shipped model leaves them out (docs/benchmarks.md).
@@ -229,6 +354,19 @@ def main() -> None:
             rows += collect_vitaminc(verifier, terms_of, wiki, data / "vitaminc" / "real_dev_half.jsonl",
                                      args.vitaminc_limit)
             print(f"vitaminc: {len(rows) - n0} claims, {time.perf_counter() - t0:.0f} s", flush=True)
+        if "fever-wiki" in only:
+            from core.settings import load_settings
+            from core.workbench import RunOptions, Workbench
+
+            if not args.wiki_db:
+                raise SystemExit("fever-wiki needs --wiki-db (a database with the wiki-vital source)")
+            # the product's own retrieval and verifier (the composition root's), not a bare Searcher
+            wb = Workbench(load_settings())
+            db = open_db(args.wiki_db)
+            n0 = len(rows)
+            rows += collect_fever_wiki(wb.verifier(RunOptions.from_settings(wb.settings)), terms_of, wb.searcher(db), db,
+                                       data, args.fever_limit, blind_titles=product_case_titles())
+            print(f"fever-wiki: {len(rows) - n0} claims, {time.perf_counter() - t0:.0f} s", flush=True)
         if "scifact" in only:
             n0 = len(rows)
             rows += collect_scifact(verifier, terms_of, sci, data / "scifact" / "claims_train.jsonl", 5,
@@ -249,6 +387,12 @@ def main() -> None:
             "scifact-train": "SciFact claims_train.jsonl, hybrid top-5 retrieval over the SciFact corpus",
             "scifact-train-cited": "SciFact claims_train.jsonl with the abstracts each claim cites (oracle abstracts)",
             "climate-fever-fit-half": "Climate-FEVER dev.jsonl, the seed-0 fit half of `claimscope eval verdicts`",
+            "fever-wiki-vital": "FEVER claims of nli/fever_nli_rte (the verifier's training file; claims and evidence "
+                                "in any dev / evaluation file removed) retrieved for over wiki-vital (hybrid top 10, the "
+                                "product's retrieval and verifier); gold = FEVER's label when the subject has its own "
+                                "article and the retrieved text holds the gold evidence, NEI when the subject has no "
+                                "article and nothing retrieved holds it; other claims and claims reaching a "
+                                "product-case article skipped",
             "vitaminc-real": "VitaminC real_dev_half.jsonl (training set here): the pair's sentence among 3 "
                              "passages of other pages (wiki-vital BM25 or word-overlap VitaminC); every 4th claim "
                              "without it (NEI)",

@@ -217,17 +217,30 @@ def load_fever_train(data: Path) -> list[tuple[str, str, list[str]]]:
     return [(c, lab, ev) for c, (lab, ev) in by_claim.items() if lab != "MIXED"]
 
 
+def _without_evidence(passages: list[PassageEvidence], evidence: list[str]) -> list[PassageEvidence]:
+    """The passages with every sentence sharing ≥ .4 of any gold evidence sentence's content
+    words removed (a passage left empty is dropped)."""
+    out = []
+    for p in passages:
+        kept = tuple(s for s in p.sentences if evidence_found(evidence, [s]) < 0.4)
+        if kept:
+            out.append(PassageEvidence(p.passage_id, p.rank, kept, " ".join(kept), p.title))
+    return out
+
+
 def collect_fever_wiki(verifier: Verifier, terms_of, searcher, db, data: Path, limit: int, k: int = 10,
                        blind_titles: frozenset[str] = frozenset()) -> list[dict]:
     """FEVER claims through the product's own retrieval over wiki-vital (hybrid top ``k``, the
     demo's setting) and the product's verifier — so the features about where evidence comes
     from (own document, named subject, ranks) see real entity documents. Gold, kept only where
     it is clear: FEVER's label when the subject has its own wiki-vital article and the retrieved
-    text holds FEVER's gold evidence (``evidence_found`` ≥ .75); NEI when the subject has no
+    text holds FEVER's gold evidence (``evidence_found`` ≥ .5: the articles were revised since
+    FEVER, and a sample at .5–.75 still states the fact in other words); NEI when the subject has no
     article of its own and nothing retrieved holds the evidence (< .4: passages about other
     things that mention it, the Becquerel shape). Every other claim is skipped: a lead section
-    without FEVER's sentence may still state the fact in other words. Up to 3 of 4 claims have
-    an own article; claims whose
+    without FEVER's sentence may still state the fact in other words. Half the claims with an
+    own article also get a twin with the evidence sentences deleted (gold NEI), so "own article
+    present" does not stand for "decided". Up to 3 of 4 claims have an own article; claims whose
     retrieval reaches an article of ``blind_titles`` (the product-case / demo articles) are
     skipped, so the demo stays a test."""
     from core.pipeline.runner import passage_evidence
@@ -235,8 +248,11 @@ def collect_fever_wiki(verifier: Verifier, terms_of, searcher, db, data: Path, l
 
     claims = load_fever_train(data)
     random.Random(0).shuffle(claims)
+    rng = random.Random(1)
     by_word: dict[str, set[str]] = {}  # wiki-vital title words → titles, to find a subject's own article
-    for (t,) in db.execute("select distinct title from documents"):
+    text_of: dict[str, str] = {}
+    for t, text in db.execute("select title, text from documents"):
+        text_of[t] = text
         for w in _words(t):
             by_word.setdefault(w, set()).add(t)
     out, n_own, n_other, skipped = [], 0, 0, {"ambiguous": 0, "blind": 0}
@@ -244,15 +260,20 @@ def collect_fever_wiki(verifier: Verifier, terms_of, searcher, db, data: Path, l
         if len(out) >= limit:
             break
         terms = terms_of(claim)
-        own = any(title_is_subject(t, terms) for w in terms for t in by_word.get(w, ()))
+        owns = {t for w in terms for t in by_word.get(w, ()) if title_is_subject(t, terms)}
+        own = bool(owns)
         if (own and n_own >= limit * 3 // 4) or (not own and n_other >= limit // 4):
+            continue
+        # cheap test first: the own article must hold FEVER's evidence before anything is retrieved
+        if own and max(evidence_found(ev, re.split(r"(?<=[.!?])\s+", text_of[t])) for t in owns) < 0.5:
+            skipped["ambiguous"] += 1
             continue
         passages = passage_evidence(searcher.search(claim, k=k, mode="hybrid", sources=["wiki-vital"]))
         if any(p.title in blind_titles for p in passages):
             skipped["blind"] += 1
             continue
         found = evidence_found(ev, [s for p in passages for s in p.sentences])
-        if (own and found < 0.75) or (not own and found >= 0.4):
+        if (own and found < 0.5) or (not own and found >= 0.4):
             # the subject's own lead section without FEVER's sentence may still state (or
             # contradict) the claim in other words; another subject's article may hold it
             skipped["ambiguous"] += 1
@@ -263,6 +284,14 @@ def collect_fever_wiki(verifier: Verifier, terms_of, searcher, db, data: Path, l
         row = _row("fever-wiki-vital", claim, v, passages, terms, gold)
         row["evidence_found"] = round(found, 3)
         out.append(row)
+        if own and rng.random() < 0.5:
+            # its twin: the same retrieval with every sentence holding the evidence deleted → NEI
+            # (FactCC §3.1 / MiniCheck §3 deletion at the claim level), so an own article that is
+            # silent on the fact is seen too, not only own articles that decide
+            silent = _without_evidence(passages, ev)
+            twin = _row("fever-wiki-vital", claim, verifier.verify(claim, silent), silent, terms, "not_enough_info")
+            twin["evidence_deleted"] = True
+            out.append(twin)
         if len(out) % 50 == 0:
             print(f"  fever-wiki-vital {len(out)} claims ({n_own} with an own article), skipped {skipped}", flush=True)
     print(f"fever-wiki-vital: {len(out)} claims, skipped {skipped}", flush=True)

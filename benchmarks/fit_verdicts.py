@@ -4,7 +4,7 @@ One command collects every training claim's judgements with the shipped verifier
 into features, fits an L2 multinomial logistic regression and writes
 ``core/verify/data/verdict_model.json`` (with the training data named inside):
 
-    python benchmarks/fit_verdicts.py [--only climate-fever,vitaminc,scifact] [--scifact-db DB1] [--wiki-db DB2]
+    python benchmarks/fit_verdicts.py --wiki-db DB2 [--only climate-fever,vitaminc,fever-wiki,scifact] [--scifact-db DB1]
 
 ``DB1`` holds the source ``scifact`` (``claimscope --db DB1 source add scifact
 ../shared/data/scifact/corpus.jsonl -f scifact``), ``DB2`` the source ``wiki-vital`` (indexed by
@@ -17,10 +17,15 @@ the first ``claimscope --db DB2 demo``); one database holding both may be given 
   held-out half that command reports), five curated sentences per claim with their article
   titles; DISPUTED → conflicting — the only source of that label.
 - VitaminC real revisions (``real_dev_half.jsonl``, a training set for this project): the claim
-  with its Wikipedia sentence (title = page) among 3 passages about other subjects — the top-3
-  BM25 passages of wiki-vital with ``--wiki-db``, else the sentences of other VitaminC pages
-  sharing most words with the claim — gold = the pair's label; every fourth claim without its
-  own sentence, gold NEI (other pages do not decide it).
+  with its Wikipedia sentence (title = page) among 3 passages about other subjects — the
+  sentences of other VitaminC pages sharing most words with the claim (the top-3 BM25 passages
+  of wiki-vital with ``--vitaminc-wiki``) — gold = the pair's label; every fourth claim without
+  its own sentence, gold NEI (other pages do not decide it).
+- FEVER claims over wiki-vital (``fever-wiki``, needs ``--wiki-db``): claims of
+  ``nli/fever_nli_rte`` retrieved for with the product's own searcher and judged by its
+  verifier, kept only where the label is clear (:func:`collect_fever_wiki`) — the one set whose
+  evidence comes from a source of entity documents, so the features about where evidence comes
+  from (own article, named subject, ranks) are fitted on the cases they were made for.
 
 Judgements are cached (``--cache``, outside the repository: it holds dataset text), so a refit
 with other features or regularisation needs no model call: ``--from-cache FILE...``. After the verifier's weights
@@ -351,7 +356,9 @@ def main() -> None:
     # SciFact is collected on request (--only climate-fever,vitaminc,scifact): its cited-abstract
     # rows (science register, no retrieval) pulled the model towards `refuted` on encyclopedic
     # evidence, so the shipped model leaves them out (docs/benchmarks.md).
-    ap.add_argument("--only", default="climate-fever,vitaminc")
+    ap.add_argument("--only", default="climate-fever,vitaminc,fever-wiki")
+    ap.add_argument("--vitaminc-wiki", action="store_true",
+                    help="VitaminC's other passages from wiki-vital BM25 (--wiki-db) instead of other VitaminC pages")
     ap.add_argument("--l2", type=float, help="L2 strength (default: chosen by 5-fold cross-validation)")
     args = ap.parse_args()
     data = Path(args.data)
@@ -380,7 +387,7 @@ def main() -> None:
             print(f"climate-fever: {len(rows)} claims, {time.perf_counter() - t0:.0f} s", flush=True)
         if "vitaminc" in only:
             n0 = len(rows)
-            rows += collect_vitaminc(verifier, terms_of, wiki, data / "vitaminc" / "real_dev_half.jsonl",
+            rows += collect_vitaminc(verifier, terms_of, wiki if args.vitaminc_wiki else None, data / "vitaminc" / "real_dev_half.jsonl",
                                      args.vitaminc_limit)
             print(f"vitaminc: {len(rows) - n0} claims, {time.perf_counter() - t0:.0f} s", flush=True)
         if "fever-wiki" in only:
@@ -429,7 +436,7 @@ def main() -> None:
         "sample_weights": "each dataset weighs the same in total",
         "cross_validation_macro_f1": {str(k): v for k, v in cv.items()},
         "verifier": "models/verifier (the shipped v1 weights)",
-        "refit": "python benchmarks/fit_verdicts.py",
+        "refit": "python benchmarks/fit_verdicts.py --wiki-db DB (a database with wiki-vital indexed)",
     }
     model = fit(x, y, l2=l2, sample_weight=weights_for(rows), meta=meta)
     Path(args.out).write_text(json.dumps(model.to_json(), indent=1) + "\n", encoding="utf-8")

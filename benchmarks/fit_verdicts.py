@@ -4,7 +4,7 @@ One command collects every training claim's judgements with the shipped verifier
 into features, fits an L2 multinomial logistic regression and writes
 ``core/verify/data/verdict_model.json`` (with the training data named inside):
 
-    python benchmarks/fit_verdicts.py [--only climate-fever,vitaminc,scifact] [--scifact-db DB1] [--wiki-db DB2]
+    python benchmarks/fit_verdicts.py [--only climate-fever,vitaminc,fever-wiki,scifact] [--scifact-db DB1] [--wiki-db DB2]
 
 ``DB1`` holds the source ``scifact`` (``claimscope --db DB1 source add scifact
 ../shared/data/scifact/corpus.jsonl -f scifact``), ``DB2`` the source ``wiki-vital`` (indexed by
@@ -17,10 +17,15 @@ the first ``claimscope --db DB2 demo``); one database holding both may be given 
   held-out half that command reports), five curated sentences per claim with their article
   titles; DISPUTED → conflicting — the only source of that label.
 - VitaminC real revisions (``real_dev_half.jsonl``, a training set for this project): the claim
-  with its Wikipedia sentence (title = page) among 3 passages about other subjects — the top-3
-  BM25 passages of wiki-vital with ``--wiki-db``, else the sentences of other VitaminC pages
-  sharing most words with the claim — gold = the pair's label; every fourth claim without its
-  own sentence, gold NEI (other pages do not decide it).
+  with its Wikipedia sentence (title = page) among 3 passages about other subjects — the
+  sentences of other VitaminC pages sharing most words with the claim (the top-3 BM25 passages
+  of wiki-vital with ``--vitaminc-wiki``) — gold = the pair's label; every fourth claim without
+  its own sentence, gold NEI (other pages do not decide it).
+- FEVER claims over wiki-vital (``fever-wiki``, needs ``--wiki-db``): claims of
+  ``nli/fever_nli_rte`` retrieved for with the product's own searcher and judged by its
+  verifier, kept only where the label is clear (:func:`collect_fever_wiki`) — the one set whose
+  evidence comes from a source of entity documents, so the features about where evidence comes
+  from (own article, named subject, ranks) are fitted on the cases they were made for.
 
 Judgements are cached (``--cache``, outside the repository: it holds dataset text), so a refit
 with other features or regularisation needs no model call: ``--from-cache FILE...``. After the verifier's weights
@@ -34,6 +39,7 @@ import gzip
 import json
 import os
 import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -152,6 +158,158 @@ def collect_vitaminc(verifier: Verifier, terms_of, searcher, path: Path, limit: 
     return out
 
 
+_FEVER_TOKENS = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}",
+                 "-COLON-": ":", "``": '"', "''": '"'}
+
+
+def fever_detok(text: str) -> str:
+    """FEVER's tokenised Wikipedia sentence as plain text ("Paris ( France ) ." → "Paris (France).")."""
+    for k, v in _FEVER_TOKENS.items():
+        text = text.replace(k, v)
+    text = re.sub(r"\s+([.,;:!?%)\]}]|'s|n't|'re|'ve|'ll|'d)", r"\1", text)
+    text = re.sub(r"([(\[{$])\s+", r"\1", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _content(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2 and w not in _STOP}
+
+
+_STOP = {"the", "and", "was", "were", "for", "with", "that", "this", "from", "his", "her", "has", "had", "have",
+         "are", "which", "who", "its", "also", "into", "than", "been", "one", "their", "they", "she", "him", "not"}
+
+
+def evidence_found(evidence: list[str], sentences: list[str]) -> float:
+    """How much of the gold evidence the retrieved text holds: the smallest, over the gold
+    sentences, of the largest share of that sentence's content words found in one retrieved
+    sentence (1: every gold sentence is there nearly verbatim)."""
+    sents = [_content(s) for s in sentences]
+    shares = []
+    for ev in evidence:
+        ew = _content(ev)
+        if not ew:
+            continue
+        shares.append(max((len(ew & s) / len(ew) for s in sents), default=0.0))
+    return min(shares) if shares else 0.0
+
+
+def load_fever_train(data: Path) -> list[tuple[str, str, list[str]]]:
+    """(claim, SUPPORTS / REFUTES, gold evidence sentences) per claim of ``nli/fever_nli_rte``
+    (FEVER shared-task claims with their gold evidence; this project's verifier trained on this
+    file, it is no evaluation set), minus every claim or evidence sentence found in a dev /
+    evaluation file (the verifier's decontamination lists, models/train_nli.py)."""
+    import tomllib
+
+    from models.train_nli import collect_blocklist, collect_premise_blocklist, norm_text, read_jsonl, sentence_keys
+
+    cfg = tomllib.loads((Path(__file__).resolve().parents[1] / "models" / "train_nli_v2_run6.toml").read_text())
+    claim_block = collect_blocklist(data, cfg)
+    premise_block = collect_premise_blocklist(data, cfg)
+    by_claim: dict[str, tuple[str, list[str]]] = {}
+    dropped = 0
+    for rec in read_jsonl(data / "nli" / "fever_nli_rte" / "dev_minus_eval.jsonl.gz"):
+        claim, premise = rec["hypothesis"], rec["premise"]
+        if norm_text(claim) in claim_block or any(k in premise_block for k in sentence_keys(premise)):
+            dropped += 1
+            continue
+        label = "SUPPORTS" if rec["label"] == "entailment" else "REFUTES"
+        ev = [fever_detok(s) for s in re.split(r"(?<= \.) ", premise) if s.strip()]
+        if claim in by_claim and by_claim[claim][0] != label:
+            by_claim[claim] = ("MIXED", [])
+            continue
+        by_claim.setdefault(claim, (label, []))[1].extend(ev)
+    print(f"fever: {len(by_claim)} claims kept, {dropped} pairs dropped on dev / evaluation overlap", flush=True)
+    return [(c, lab, ev) for c, (lab, ev) in by_claim.items() if lab != "MIXED"]
+
+
+def _without_evidence(passages: list[PassageEvidence], evidence: list[str]) -> list[PassageEvidence]:
+    """The passages with every sentence sharing ≥ .4 of any gold evidence sentence's content
+    words removed (a passage left empty is dropped)."""
+    out = []
+    for p in passages:
+        kept = tuple(s for s in p.sentences if evidence_found(evidence, [s]) < 0.4)
+        if kept:
+            out.append(PassageEvidence(p.passage_id, p.rank, kept, " ".join(kept), p.title))
+    return out
+
+
+def collect_fever_wiki(verifier: Verifier, terms_of, searcher, db, data: Path, limit: int, k: int = 10,
+                       blind_titles: frozenset[str] = frozenset()) -> list[dict]:
+    """FEVER claims through the product's own retrieval over wiki-vital (hybrid top ``k``, the
+    demo's setting) and the product's verifier — so the features about where evidence comes
+    from (own document, named subject, ranks) see real entity documents. Gold, kept only where
+    it is clear: FEVER's label when the subject has its own wiki-vital article and the retrieved
+    text holds FEVER's gold evidence (``evidence_found`` ≥ .5: the articles were revised since
+    FEVER, and a sample at .5–.75 still states the fact in other words); NEI when the subject has no
+    article of its own and nothing retrieved holds the evidence (< .4: passages about other
+    things that mention it, the Becquerel shape). Every other claim is skipped: a lead section
+    without FEVER's sentence may still state the fact in other words. Half the claims with an
+    own article also get a twin with the evidence sentences deleted (gold NEI), so "own article
+    present" does not stand for "decided". Up to 3 of 4 claims have an own article; claims whose
+    retrieval reaches an article of ``blind_titles`` (the product-case / demo articles) are
+    skipped, so the demo stays a test."""
+    from core.pipeline.runner import passage_evidence
+    from core.verify.verdict_model import _words, title_is_subject
+
+    claims = load_fever_train(data)
+    random.Random(0).shuffle(claims)
+    rng = random.Random(1)
+    by_word: dict[str, set[str]] = {}  # wiki-vital title words → titles, to find a subject's own article
+    text_of: dict[str, str] = {}
+    for t, text in db.execute("select title, text from documents"):
+        text_of[t] = text
+        for w in _words(t):
+            by_word.setdefault(w, set()).add(t)
+    out, n_own, n_other, skipped = [], 0, 0, {"ambiguous": 0, "blind": 0}
+    for claim, label, ev in claims:
+        if len(out) >= limit:
+            break
+        terms = terms_of(claim)
+        owns = {t for w in terms for t in by_word.get(w, ()) if title_is_subject(t, terms)}
+        own = bool(owns)
+        if (own and n_own >= limit * 3 // 4) or (not own and n_other >= limit // 4):
+            continue
+        # cheap test first: the own article must hold FEVER's evidence before anything is retrieved
+        if own and max(evidence_found(ev, re.split(r"(?<=[.!?])\s+", text_of[t])) for t in owns) < 0.5:
+            skipped["ambiguous"] += 1
+            continue
+        passages = passage_evidence(searcher.search(claim, k=k, mode="hybrid", sources=["wiki-vital"]))
+        if any(p.title in blind_titles for p in passages):
+            skipped["blind"] += 1
+            continue
+        found = evidence_found(ev, [s for p in passages for s in p.sentences])
+        if (own and found < 0.5) or (not own and found >= 0.4):
+            # the subject's own lead section without FEVER's sentence may still state (or
+            # contradict) the claim in other words; another subject's article may hold it
+            skipped["ambiguous"] += 1
+            continue
+        gold = VITAMINC[label] if own else "not_enough_info"
+        n_own, n_other = n_own + own, n_other + (not own)
+        v = verifier.verify(claim, passages)
+        row = _row("fever-wiki-vital", claim, v, passages, terms, gold)
+        row["evidence_found"] = round(found, 3)
+        out.append(row)
+        if own and rng.random() < 0.5:
+            # its twin: the same retrieval with every sentence holding the evidence deleted → NEI
+            # (FactCC §3.1 / MiniCheck §3 deletion at the claim level), so an own article that is
+            # silent on the fact is seen too, not only own articles that decide
+            silent = _without_evidence(passages, ev)
+            twin = _row("fever-wiki-vital", claim, verifier.verify(claim, silent), silent, terms, "not_enough_info")
+            twin["evidence_deleted"] = True
+            out.append(twin)
+        if len(out) % 50 == 0:
+            print(f"  fever-wiki-vital {len(out)} claims ({n_own} with an own article), skipped {skipped}", flush=True)
+    print(f"fever-wiki-vital: {len(out)} claims, skipped {skipped}", flush=True)
+    return out
+
+
+def product_case_titles() -> frozenset[str]:
+    """Articles of the product-case fixture (the demo's and the issue's wiki-vital cases)."""
+    path = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "verifier_product_cases.jsonl"
+    with open(path, encoding="utf-8") as fh:
+        return frozenset(a for line in fh if line.strip() for a in json.loads(line)["articles"])
+
+
 def weights_for(rows: list[dict]) -> np.ndarray:
     """Each dataset weighs the same in total (SciFact's retrieval claims would otherwise drown
     the rest); within a dataset, claims weigh 1."""
@@ -194,10 +352,15 @@ def main() -> None:
     ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--scifact-limit", type=int, default=None, help="train claims used (default all 809)")
     ap.add_argument("--vitaminc-limit", type=int, default=400)
+    ap.add_argument("--fever-limit", type=int, default=600, help="FEVER claims retrieved over wiki-vital (fever-wiki)")
     # SciFact is collected on request (--only climate-fever,vitaminc,scifact): its cited-abstract
     # rows (science register, no retrieval) pulled the model towards `refuted` on encyclopedic
     # evidence, so the shipped model leaves them out (docs/benchmarks.md).
+    # fever-wiki (needs --wiki-db) is opt-in: the shipped weights were fitted without it (a refit
+    # with it lost on SciFact, docs/benchmarks.md "Refit with claims retrieved over wiki-vital")
     ap.add_argument("--only", default="climate-fever,vitaminc")
+    ap.add_argument("--vitaminc-wiki", action="store_true",
+                    help="VitaminC's other passages from wiki-vital BM25 (--wiki-db) instead of other VitaminC pages")
     ap.add_argument("--l2", type=float, help="L2 strength (default: chosen by 5-fold cross-validation)")
     args = ap.parse_args()
     data = Path(args.data)
@@ -226,9 +389,22 @@ def main() -> None:
             print(f"climate-fever: {len(rows)} claims, {time.perf_counter() - t0:.0f} s", flush=True)
         if "vitaminc" in only:
             n0 = len(rows)
-            rows += collect_vitaminc(verifier, terms_of, wiki, data / "vitaminc" / "real_dev_half.jsonl",
+            rows += collect_vitaminc(verifier, terms_of, wiki if args.vitaminc_wiki else None, data / "vitaminc" / "real_dev_half.jsonl",
                                      args.vitaminc_limit)
             print(f"vitaminc: {len(rows) - n0} claims, {time.perf_counter() - t0:.0f} s", flush=True)
+        if "fever-wiki" in only:
+            from core.settings import load_settings
+            from core.workbench import RunOptions, Workbench
+
+            if not args.wiki_db:
+                raise SystemExit("fever-wiki needs --wiki-db (a database with the wiki-vital source)")
+            # the product's own retrieval and verifier (the composition root's), not a bare Searcher
+            wb = Workbench(load_settings())
+            db = open_db(args.wiki_db)
+            n0 = len(rows)
+            rows += collect_fever_wiki(wb.verifier(RunOptions.from_settings(wb.settings)), terms_of, wb.searcher(db), db,
+                                       data, args.fever_limit, blind_titles=product_case_titles())
+            print(f"fever-wiki: {len(rows) - n0} claims, {time.perf_counter() - t0:.0f} s", flush=True)
         if "scifact" in only:
             n0 = len(rows)
             rows += collect_scifact(verifier, terms_of, sci, data / "scifact" / "claims_train.jsonl", 5,
@@ -249,6 +425,12 @@ def main() -> None:
             "scifact-train": "SciFact claims_train.jsonl, hybrid top-5 retrieval over the SciFact corpus",
             "scifact-train-cited": "SciFact claims_train.jsonl with the abstracts each claim cites (oracle abstracts)",
             "climate-fever-fit-half": "Climate-FEVER dev.jsonl, the seed-0 fit half of `claimscope eval verdicts`",
+            "fever-wiki-vital": "FEVER claims of nli/fever_nli_rte (the verifier's training file; claims and evidence "
+                                "in any dev / evaluation file removed) retrieved for over wiki-vital (hybrid top 10, the "
+                                "product's retrieval and verifier); gold = FEVER's label when the subject has its own "
+                                "article and the retrieved text holds the gold evidence, NEI when the subject has no "
+                                "article and nothing retrieved holds it; other claims and claims reaching a "
+                                "product-case article skipped",
             "vitaminc-real": "VitaminC real_dev_half.jsonl (training set here): the pair's sentence among 3 "
                              "passages of other pages (wiki-vital BM25 or word-overlap VitaminC); every 4th claim "
                              "without it (NEI)",
@@ -256,7 +438,8 @@ def main() -> None:
         "sample_weights": "each dataset weighs the same in total",
         "cross_validation_macro_f1": {str(k): v for k, v in cv.items()},
         "verifier": "models/verifier (the shipped v1 weights)",
-        "refit": "python benchmarks/fit_verdicts.py",
+        "refit": "python benchmarks/fit_verdicts.py" + ("" if args.from_cache else f" --only {args.only}")
+                 + (" --wiki-db DB" if args.wiki_db else "") + (" --scifact-db DB" if args.scifact_db else ""),
     }
     model = fit(x, y, l2=l2, sample_weight=weights_for(rows), meta=meta)
     Path(args.out).write_text(json.dumps(model.to_json(), indent=1) + "\n", encoding="utf-8")

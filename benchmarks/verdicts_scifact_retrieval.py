@@ -38,15 +38,19 @@ def main() -> dict:
     ap.add_argument("-k", type=int, default=5)
     ap.add_argument("--json")
     ap.add_argument("--limit", type=int, help="only the first N claims")
+    ap.add_argument("--verdict-model", action="append", default=[], metavar="JSON",
+                    help="also decide with this verdict-model file (same judgements; repeatable)")
     args = ap.parse_args()
     db = open_db(args.db)
     emb = load_embedder()
     searcher = Searcher(db, lambda: emb)
     guarded = Verifier(load_nli(), subject_terms=SubjectTerms())
     plain = Verifier(guarded.nli, guarded.t)
-    from core.verify.verdict_model import decide_learned, model_digest
+    from core.verify.verdict_model import decide_learned, load_verdict_model, model_digest
 
+    others = {path: load_verdict_model(path) for path in args.verdict_model}
     gold, with_guard, without, learned = [], [], [], []
+    learned_by = {path: [] for path in others}
     t0 = time.perf_counter()
     for c in load_scifact_claims(args.claims)[: args.limit or None]:
         labels = {e["label"] for ev in c.evidence.values() for e in ev}
@@ -56,13 +60,17 @@ def main() -> dict:
         v = guarded.verify(c.claim, passages, always_sets=True)
         with_guard.append(v.label)
         learned.append(decide_learned(c.claim, v.judgements, passages, guarded.subject_terms, guarded.t).label)
+        for path, m in others.items():
+            learned_by[path].append(decide_learned(c.claim, v.judgements, passages, guarded.subject_terms, guarded.t, m).label)
         for j in v.judgements:
             j.grounded = True
         without.append(plain.decide_staged(v.judgements).label)
     report = {"n": len(gold), "k": args.k, "seconds": time.perf_counter() - t0,
               "label_counts": {lab: gold.count(lab) for lab in LABELS}, "thresholds": guarded.t.__dict__}
     report["learned_model"] = model_digest()
-    for name, pred in (("grounding", with_guard), ("no_grounding", without), ("learned", learned)):
+    systems = [("grounding", with_guard), ("no_grounding", without), ("learned", learned)]
+    systems += [(f"learned:{model_digest(path)}", pred) for path, pred in learned_by.items()]
+    for name, pred in systems:
         report[name] = {"accuracy": accuracy(gold, pred), "macro_f1": macro_f1(gold, pred, (*LABELS, "conflicting")),
                         "predicted": {lab: pred.count(lab) for lab in (*LABELS, "conflicting")}}
     print(json.dumps(report, indent=2))

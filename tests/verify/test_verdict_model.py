@@ -162,3 +162,20 @@ def test_learned_verdicts_on_a_demo_like_answer(wiki_db, embedder):
             assert v.deciding is not None and v.deciding.probs[ENTAIL] > 0.5
     assert learned_right >= 7
     assert learned_right >= rules_right
+
+
+def test_fever_training_claims_are_labelled_only_where_the_evidence_is_clear():
+    """benchmarks/fit_verdicts.py's FEVER-over-wiki-vital claims: FEVER's tokenised evidence is
+    matched against retrieved sentences; a paraphrase-free restatement counts as found, another
+    subject's sentence does not."""
+    from benchmarks.fit_verdicts import evidence_found, fever_detok
+    from models.train_nli import read_jsonl
+    from tests.conftest import DATA
+
+    rec = next(iter(read_jsonl(DATA / "nli" / "fever_nli_rte" / "dev_minus_eval.jsonl.gz")))
+    ev = fever_detok(rec["premise"])
+    assert "-LRB-" not in ev and " ," not in ev and not ev.endswith(" .")
+    assert fever_detok("Paris -LRB- France -RRB- is a city .") == "Paris (France) is a city."
+    assert evidence_found([ev], ["Unrelated opening sentence.", ev]) == 1.0
+    assert evidence_found([ev], ["Antoine Henri Becquerel was a French experimental physicist."]) < 0.4
+    assert evidence_found([], [ev]) == 0.0

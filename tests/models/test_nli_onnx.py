@@ -50,3 +50,9 @@ def test_onnx_int8_matches_torch_and_a_stale_export_is_never_used(tmp_path):
     (other / ONNX_DIR / SOURCE_FILE).write_text(json.dumps(source | {"safetensors_sha256": "0" * 64}))
     assert load_nli(str(other), runtime="onnx-int8").runtime == "torch-fp32"
     assert load_nli(str(other), runtime="auto").runtime == "torch-fp32"
+    # an int8 copy made by an earlier recipe (per-tensor, every op) is never served; fp32 still is
+    older = tmp_path / "older"
+    shutil.copytree(folder, older)
+    (older / ONNX_DIR / SOURCE_FILE).write_text(json.dumps(source | {"quantisation": "dynamic int8 (QInt8 weights)"}))
+    assert load_nli(str(older), runtime="onnx-int8").runtime == "torch-fp32"
+    assert load_nli(str(older), runtime="auto").runtime == "onnx-fp32"

@@ -77,7 +77,7 @@ class Settings:
     decomposer: str = "rules"  # rules | sentence | llm
     verifier: str = "embedded"  # embedded NLI, an HF id / folder, "llm", or a .gguf path
     llm: str = "embedded"  # GGUF for the LLM decomposer/judge: "embedded" (SmolLM2) or a path
-    mode: str = "hybrid"  # bm25 | dense | hybrid (fitted fusion + subject first) | rrf | hyde | query2doc
+    mode: str = "hybrid"  # bm25 | dense | hybrid (fitted fusion + subject first) | hybrid-sentence | rrf | hyde | query2doc
     # Query expansion (seed 000): HyDE's prompt preset (encyclopedic | scientific | factcheck;
     # Query2doc always uses its generic prompt), documents per claim, and max new tokens.
     hyde_prompt: str = "encyclopedic"

@@ -195,7 +195,7 @@ class Workbench:
         self.verifier(options)
         self.decomposer(options.decomposer)
         self.characterizer()  # the inspector's evidence characteristics need spaCy's NER
-        if options.mode == "hybrid" and self.settings.db_path:
+        if options.mode in ("hybrid", "hybrid-sentence") and self.settings.db_path:
             self._warm_titles(options.sources)
         if options.mode in ("hyde", "query2doc"):
             self.llm().llama  # noqa: B018 — loads the GGUF weights now

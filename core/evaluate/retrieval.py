@@ -52,9 +52,9 @@ from store.records import DocumentRecord
 DEPTH = 100
 SOURCE = "eval-corpus"
 BASELINE = {"hyde": "dense", "query2doc": "bm25"}  # the unexpanded retriever each expansion builds on
-# "fitted": the fitted BM25 + dense fusion alone (no best-sentence fusion, no subject rule);
-# "fusion": the hybrid without the subject-first step (both ablations);
-# "rerank": the hybrid, then the NLI cross-encoder re-ranks the top evidence sentences
+# "fitted": the fitted BM25 + dense fusion alone (the hybrid without the subject-first step);
+# "fusion": hybrid-sentence without the subject-first step (both ablations);
+# "rerank": hybrid-sentence, then the NLI cross-encoder re-ranks the top evidence sentences
 EVAL_MODES = (*MODES, "fitted", "fusion", "rerank")
 
 
@@ -104,14 +104,14 @@ class Bench:
             ranked = self.bm25.retrieve(claim, DEPTH)
         elif mode == "dense":
             ranked = dense.retrieve(claim, DEPTH)
-        elif mode in ("hybrid", "rrf", "fitted", "fusion", "rerank"):
+        elif mode in ("hybrid", "hybrid-sentence", "rrf", "fitted", "fusion", "rerank"):
             query_vec = dense.encode_query(claim)
             members = {"bm25": self.bm25.retrieve(claim, DEPTH), "dense": dense.retrieve_vector(query_vec, DEPTH)}
             ranked = fuse(members, PLAIN_RRF if mode == "rrf" else self.fusion)
-            if mode not in ("rrf", "fitted") and self.sentence_score is not None:
+            if mode in ("hybrid-sentence", "fusion", "rerank") and self.sentence_score is not None:
                 top = sq.get_passages(self.db, [pid for pid, _ in ranked[:SENTENCE_SCORE_POOL]])
                 ranked, _ = with_best_sentence(ranked, top, query_vec, self.encode, self.sentence_score)
-            if mode in ("hybrid", "rerank") and self.titles is not None and self.entities is not None:
+            if mode in ("hybrid", "hybrid-sentence", "rerank") and self.titles is not None and self.entities is not None:
                 ranked = subject_first(ranked, self.titles.find(claim, *self.entities(claim)))
         else:
             expansion = expand_cached(self.db, self.expanders[mode], claim)
@@ -333,14 +333,14 @@ def evaluate_retrieval(
                 metrics["sentence_ms_p95"] = 1000 * percentile(sent_s, 95)
                 metrics["total_ms_median"] = 1000 * percentile(total_s, 50)
                 metrics["total_ms_p95"] = 1000 * percentile(total_s, 95)
-            if rerank_s:  # the cross-encoder's own cost, and what it gains over the hybrid it re-ranks
+            if rerank_s:  # the cross-encoder's own cost, and what it gains over the ranking it re-ranks
                 metrics["rerank_top"] = rerank_top
                 metrics["rerank_ms_median"] = 1000 * percentile(rerank_s, 50)
                 metrics["rerank_ms_p95"] = 1000 * percentile(rerank_s, 95)
-                if "hybrid" in systems and sentences:
+                if "hybrid-sentence" in systems and sentences:
                     for k in (5, 10):
                         metrics[f"sentence_recall@{k}_gain"] = (metrics[f"sentence_recall@{k}"]
-                                                                 - systems["hybrid"][f"sentence_recall@{k}"])
+                                                                 - systems["hybrid-sentence"][f"sentence_recall@{k}"])
             if gen_s:
                 metrics["expansion_s_median"] = percentile(gen_s, 50)
                 metrics["expansion_s_mean"] = _mean(gen_s)

@@ -43,7 +43,7 @@ from store.db import write_tx
 
 MAX_ATTEMPTS = 3  # tries per answer within one invocation (a killed actor, a failed answer)
 ACTOR_CPUS = 1  # CPUs a checking actor holds, and the threads its models use
-CLUSTER_MODES = ("bm25", "dense", "hybrid")
+CLUSTER_MODES = ("bm25", "dense", "hybrid", "hybrid-sentence")
 
 
 class ClusterUnavailable(ClaimscopeError):
@@ -292,7 +292,7 @@ class RayBatch:
                  listener: Listener | None = None, on_done: Callable[[int, str | None, int], None] | None = None,
                  warn: Callable[[str], None] | None = None) -> None:
         if pipeline.mode not in CLUSTER_MODES:
-            raise InputError(f"--ray runs bm25, dense or hybrid retrieval, not {pipeline.mode}")
+            raise InputError(f"--ray runs bm25, dense, hybrid or hybrid-sentence retrieval, not {pipeline.mode}")
         self.pipeline, self.stages, self.options = pipeline, stages, options
         self.listener, self.on_done = listener, on_done
         self.warn = warn or (lambda _m: None)
@@ -304,9 +304,9 @@ class RayBatch:
         db = self.pipeline.db
         path = db_file(db)
         sources = self.pipeline.searcher.sources(self.pipeline.sources)  # unknown source: fail before Ray starts
-        if self.pipeline.mode in ("dense", "hybrid"):  # build (or refresh) the FAISS files once, here
+        if self.pipeline.mode in ("dense", "hybrid", "hybrid-sentence"):  # build (or refresh) the FAISS files once, here
             self.pipeline.searcher.dense(sources)
-        if self.pipeline.mode in ("bm25", "hybrid"):  # and the Tantivy indexes of large sources
+        if self.pipeline.mode in ("bm25", "hybrid", "hybrid-sentence"):  # and the Tantivy indexes of large sources
             self.pipeline.searcher.bm25(sources)
         if self.options.ship:
             return Knowledge(files=ray.put(snapshot_files(path)))

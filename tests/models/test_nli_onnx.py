@@ -1,6 +1,6 @@
 """The ONNX Runtime verifiers: built from the safetensors weights, served only while they
-match them; fp32 (the default when built) gives torch's probabilities, int8 close to them
-(tolerances: kernels differ between CPUs)."""
+match them; int8 (the default when built) close to torch's probabilities (tolerances: kernels
+differ between CPUs), fp32 gives torch's probabilities."""
 
 from __future__ import annotations
 
@@ -28,8 +28,9 @@ def test_onnx_int8_matches_torch_and_a_stale_export_is_never_used(tmp_path):
     assert load_nli(str(folder), runtime="onnx-int8").runtime == "torch-fp32"  # nothing built yet: torch
     assert load_nli(str(folder), runtime="auto").runtime == "torch-fp32"
     build(folder)
-    fp32 = load_nli(str(folder), runtime="auto")
+    fp32 = load_nli(str(folder), runtime="onnx-fp32")
     assert fp32.runtime == "onnx-fp32" and fp32.ref.model_id == torch_nli.ref.model_id
+    assert load_nli(str(folder), runtime="auto").runtime == "onnx-int8"  # the default once built
     assert np.abs(fp32.predict(PAIRS) - torch_nli.predict(PAIRS)).max() < 1e-4  # the same model, to rounding
     assert fp32._model is None and torch_nli._model is not None  # ONNX never builds the torch model …
     assert fp32.model is not None and fp32.runtime == "onnx-fp32"  # … unless asked for (an export)
@@ -56,3 +57,23 @@ def test_onnx_int8_matches_torch_and_a_stale_export_is_never_used(tmp_path):
     (older / ONNX_DIR / SOURCE_FILE).write_text(json.dumps(source | {"quantisation": "dynamic int8 (QInt8 weights)"}))
     assert load_nli(str(older), runtime="onnx-int8").runtime == "torch-fp32"
     assert load_nli(str(older), runtime="auto").runtime == "onnx-fp32"
+
+
+def test_the_embedded_int8_copy_agrees_with_fp32_on_real_pairs(data_dir):
+    """The default runtime against torch's probabilities (the fp32 export) on VitaminC real dev
+    pairs the verifier was not trained on. Measured on these 300 (AVX-512 VNNI): argmax agreement
+    .983 and mean probability difference .011 with the per-channel MatMul recipe; the earlier
+    per-tensor recipe gave .943 and .021, and fails both bounds. The bounds leave room for CPUs
+    whose int8 kernels saturate (AVX2 without VNNI)."""
+    import pytest
+
+    from core.evaluate.datasets import load_verifier_dataset
+
+    int8, fp32 = load_nli(None, runtime="onnx-int8"), load_nli(None, runtime="onnx-fp32")
+    if (int8.runtime, fp32.runtime) != ("onnx-int8", "onnx-fp32"):
+        pytest.skip("the verifier's ONNX copies are not built here (make install builds them)")
+    examples = load_verifier_dataset("vitaminc", data_dir / "vitaminc" / "real_dev_half.jsonl", split="dev")[:300]
+    pairs = [(e.premise, e.hypothesis) for e in examples]
+    a, b = int8.predict(pairs), fp32.predict(pairs)
+    assert (a.argmax(1) == b.argmax(1)).mean() >= 0.95
+    assert np.abs(a - b).mean() < 0.016

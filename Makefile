@@ -10,9 +10,9 @@ PIP := $(PY) -m pip
 STAMP := $(VENV)/.claimscope-installed
 # The verifier's ONNX Runtime copies, fp32 and int8 (models/onnx_build.py): build products, never
 # committed, rebuilt whenever the shipped safetensors change; models/nli.py serves them only while
-# their recorded sha256 matches them: fp32 by default (torch's probabilities, faster), int8 opt in
-# (CLAIMSCOPE_NLI_RUNTIME=onnx-int8); CLAIMSCOPE_NLI_RUNTIME=torch opts out. The int8 copies are made per-channel,
-# MatMul weights only (models/onnx_build.py INT8_RECIPE); one made by an earlier recipe is never served.
+# their recorded sha256 matches them: int8 by default (per-channel MatMul weights, models/onnx_build.py
+# INT8_RECIPE; half of fp32's CPU; a copy made by an earlier recipe is never served), fp32 opt in
+# (CLAIMSCOPE_NLI_RUNTIME=onnx-fp32: torch's probabilities); CLAIMSCOPE_NLI_RUNTIME=torch opts out.
 ONNX_NLI := models/verifier/onnx/model.fp32.onnx
 # The embedded embedder's fp32 ONNX export (same vectors as torch; models/embed.py serves it while
 # its recorded sha256 matches the installed weights; CLAIMSCOPE_EMBED_RUNTIME=torch opts out).

@@ -1,11 +1,12 @@
 """What the atomic decomposer's LoRA costs at run time: the adapter merged into the base, probed.
 
 llama.cpp applies the adapter (models/decomposer/atomic-lora.gguf) as extra products in every
-adapted layer. This probe merges it into the embedded base, ``W + (alpha / r) * B @ A`` on the
-dequantised weights (gguf's numpy quantisers), writes the merged GGUF in a chosen quantisation,
-and decodes held-out sentences with the shipped runtime (base + adapter) and the merged model:
-CPU seconds, ms per decoded token and how many answers are equal. A probe, not a shipped path
-(the merged model is another model; docs/benchmarks.md, issue 17 "Speed").
+adapted layer. This probe merges it into the embedded base with the install-time merge
+(models/atomic_merge.py) in a chosen quantisation, and decodes held-out sentences with the
+run-time adapter (base + adapter) and the merged model: CPU seconds, ms per decoded token and
+how many answers are equal. The Q8_0 merge is what `make install` now builds
+(docs/benchmarks.md, issue 17 "Speed"); benchmarks/results/atomic_merge_probe.json predates it
+(a float32 ``B @ A``, before the merge summed outer products in float64).
 
     python benchmarks/atomic_merge_probe.py --out-dir /tmp/merge --quant Q8_0 --quant Q4_1 \
         --record /work/x17/runs/raw130stop3.jsonl --every 12 --n 25
@@ -29,39 +30,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def merge(base: Path, adapter: Path, out: Path, quant: str) -> float:
-    import gguf
-    import numpy as np
-    from gguf.quants import dequantize, quantize
+    """The shipped merge (models/atomic_merge.py) into ``quant``; returns its seconds."""
+    from models.atomic_merge import merge as merge_adapter
 
     t0 = time.perf_counter()
-    qt = getattr(gguf.GGMLQuantizationType, quant)
-    b, a = gguf.GGUFReader(str(base)), gguf.GGUFReader(str(adapter))
-    alpha = float(a.fields["adapter.lora.alpha"].contents())
-    lora = {t.name: t for t in a.tensors}
-    w = gguf.GGUFWriter(str(out), arch=b.fields["general.architecture"].contents())
-    for f in b.fields.values():
-        if f.name in ("general.architecture", "general.file_type") or f.name.startswith("GGUF."):
-            continue
-        vt = f.types[0]
-        w.add_key_value(f.name, f.contents(), vt, sub_type=f.types[-1] if vt == gguf.GGUFValueType.ARRAY else None)
-    datas = []
-    for t in b.tensors:
-        la, lb = lora.get(t.name + ".lora_a"), lora.get(t.name + ".lora_b")
-        if la is None:
-            d, tt = t.data, t.tensor_type
-        else:
-            A = dequantize(la.data, la.tensor_type).astype(np.float32)
-            B = dequantize(lb.data, lb.tensor_type).astype(np.float32)
-            W = dequantize(t.data, t.tensor_type).astype(np.float32) + (alpha / A.shape[0]) * (B @ A)
-            d, tt = quantize(W, qt), qt
-        w.add_tensor_info(t.name, d.shape, d.dtype, d.nbytes, tt)
-        datas.append(d)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_ti_data_to_file()
-    for d in datas:
-        w.write_tensor_data(d)
-    w.close()
+    merge_adapter(base, adapter, out, quant)
     return time.perf_counter() - t0
 
 

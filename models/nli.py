@@ -106,7 +106,7 @@ class CrossEncoderNLI:
         Runtime copies built by ``make onnx`` (models/onnx_build.py) beside the weights, used
         only when their recorded sha256 matches the safetensors file, else torch (a stale
         export never serves new weights) — or "auto": onnx-int8 when built (by the current
-        recipe), else onnx-fp32 when built, else torch.
+        recipe) and the CPU's int8 products are exact (VNNI), else onnx-fp32 when built, else torch.
         Tokenising, windows and label mapping are the same code for all."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -159,7 +159,10 @@ class CrossEncoderNLI:
 
     def _choose_session(self, ref: ModelRef, runtime: str, device: str) -> None:
         if runtime == "auto" and device == "cpu":
-            self._choose_session(ref, "onnx-int8", device)
+            from models.onnx_build import int8_products_saturate
+
+            if not int8_products_saturate():
+                self._choose_session(ref, "onnx-int8", device)
             if self._session is None:
                 self._choose_session(ref, "onnx-fp32", device)
         elif runtime == "onnx-int8" and device == "cpu":
@@ -340,7 +343,8 @@ def load_nli(
     ref = resolve_nli(spec)
     if window_tokens is None and (ref.embedded or recipe_model(ref.path)):
         window_tokens = EMBEDDED_WINDOW_TOKENS
-    # "auto": the int8 ONNX copy when built (per-channel MatMul weights: half of fp32's CPU, argmax
+    # "auto": the int8 ONNX copy when built and the CPU has VNNI (models.onnx_build.int8_products_saturate;
+    # per-channel MatMul weights: half of fp32's CPU, argmax
     # agreement .99 / .96 with fp32 on FEVER-Symmetric / VitaminC dev; the learned verdicts, fitted
     # on fp32 judgements, score the same within noise on it — a refit on int8 judgements measured
     # worse on SciFact), else the fp32 export (torch's probabilities), else torch

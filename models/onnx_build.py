@@ -43,6 +43,24 @@ SOURCE_FILE = "source.json"
 # fp32 .7881 / .5755, 0.48–0.54 of fp32's CPU time; the earlier recipe (per-tensor, every op) agreed
 # .965 / .885 (F1 .781 / .566) at the same speed (docs/benchmarks.md, issue 18 "int8 recipe").
 INT8_RECIPE = "dynamic int8, per-channel weights, MatMul only"
+
+
+def int8_products_saturate() -> bool:
+    """Whether ONNX Runtime's int8 products may saturate on this CPU: on x86-64 without VNNI
+    (AVX2, or AVX-512 before VNNI) its u8×s8 kernels add pairs of products in 16 bits
+    (VPMADDUBSW), which clips large sums (onnxruntime's quantisation notes). The int8 copies were
+    measured on a VNNI CPU only, so :mod:`models.nli` serves int8 by default only where the
+    products are exact; elsewhere fp32 is the default and int8 stays opt-in."""
+    import platform
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return False  # other instruction sets' int8 dot products (e.g. Arm's SDOT) do not clip
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            flags = next((line.partition(":")[2].split() for line in fh if line.startswith("flags")), [])
+    except OSError:
+        return True  # unknown: assume the worst
+    return not {"avx512_vnni", "avx_vnni"} & set(flags)
 EMBEDDER_ONNX_DIR = Path(__file__).resolve().parent / "embedder_onnx"
 
 

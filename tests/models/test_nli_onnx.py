@@ -10,7 +10,7 @@ import shutil
 import numpy as np
 
 from models.nli import load_nli
-from models.onnx_build import ONNX_DIR, SOURCE_FILE, build
+from models.onnx_build import ONNX_DIR, SOURCE_FILE, build, int8_products_saturate
 from tests.conftest import save_tiny_classifier
 
 PAIRS = [
@@ -21,7 +21,7 @@ PAIRS = [
 ]
 
 
-def test_onnx_int8_matches_torch_and_a_stale_export_is_never_used(tmp_path):
+def test_onnx_int8_matches_torch_and_a_stale_export_is_never_used(tmp_path, monkeypatch):
     folder = save_tiny_classifier(tmp_path / "nli", {0: "entailment", 1: "neutral", 2: "contradiction"})
     torch_nli = load_nli(str(folder), runtime="torch")
     assert torch_nli.runtime == "torch-fp32"
@@ -30,7 +30,12 @@ def test_onnx_int8_matches_torch_and_a_stale_export_is_never_used(tmp_path):
     build(folder)
     fp32 = load_nli(str(folder), runtime="onnx-fp32")
     assert fp32.runtime == "onnx-fp32" and fp32.ref.model_id == torch_nli.ref.model_id
-    assert load_nli(str(folder), runtime="auto").runtime == "onnx-int8"  # the default once built
+    # the default once built, where the CPU's int8 products are exact (VNNI); fp32 elsewhere
+    assert load_nli(str(folder), runtime="auto").runtime == ("onnx-fp32" if int8_products_saturate() else "onnx-int8")
+    with monkeypatch.context() as m:  # a CPU without VNNI: fp32 by default, int8 still on request
+        m.setattr("models.onnx_build.int8_products_saturate", lambda: True)
+        assert load_nli(str(folder), runtime="auto").runtime == "onnx-fp32"
+        assert load_nli(str(folder), runtime="onnx-int8").runtime == "onnx-int8"
     assert np.abs(fp32.predict(PAIRS) - torch_nli.predict(PAIRS)).max() < 1e-4  # the same model, to rounding
     assert fp32._model is None and torch_nli._model is not None  # ONNX never builds the torch model …
     assert fp32.model is not None and fp32.runtime == "onnx-fp32"  # … unless asked for (an export)
@@ -69,6 +74,8 @@ def test_the_embedded_int8_copy_agrees_with_fp32_on_real_pairs(data_dir):
 
     from core.evaluate.datasets import load_verifier_dataset
 
+    if int8_products_saturate():
+        pytest.skip("no VNNI: int8 is not the default on this CPU (its u8×s8 products may clip)")
     int8, fp32 = load_nli(None, runtime="onnx-int8"), load_nli(None, runtime="onnx-fp32")
     if (int8.runtime, fp32.runtime) != ("onnx-int8", "onnx-fp32"):
         pytest.skip("the verifier's ONNX copies are not built here (make install builds them)")

@@ -33,9 +33,10 @@ def eval_retrieval(
     corpus: Annotated[Path | None, typer.Option(help="Corpus JSONL (SciFact; the other sets carry their pages).")] = None,
     dataset: Annotated[str, typer.Option(help="Dataset: scifact, climate-fever or wice.")] = "scifact",
     modes: Annotated[
-        str, typer.Option(help="Comma-separated: bm25,dense,hybrid (fitted fusion, subject first),rrf (plain RRF),"
-                          "fusion (hybrid without subject first),fitted (BM25 + dense fitted fusion alone),"
-                          "rerank (hybrid + NLI cross-encoder on the top sentences),hyde,query2doc.")
+        str, typer.Option(help="Comma-separated: bm25,dense,hybrid (fitted fusion, subject first),"
+                          "hybrid-sentence (hybrid + each passage's best sentence),rrf (plain RRF),"
+                          "fusion (hybrid-sentence without subject first),fitted (BM25 + dense fitted fusion alone),"
+                          "rerank (hybrid-sentence + NLI cross-encoder on the top sentences),hyde,query2doc.")
     ] = "bm25,dense,rrf,hybrid",
     k: Annotated[str, typer.Option("--k", help="Comma-separated cut-offs.")] = "5,10",
     index_kinds: Annotated[

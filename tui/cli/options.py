@@ -68,8 +68,9 @@ FROM_SETTINGS = " [default: the settings' (claimscope.toml)]"
 VERDICT_RULE_HELP = ("How judgements become a verdict: rules (thresholds) or learned (a logistic regression "
                      "over the judgements and where they come from).")
 GROUNDING_HELP = "Only evidence that names the claim's subject (in its text or document title) decides."
-MODE_HELP = ("Retrieval: bm25, dense, hybrid (fitted fusion, the subject's own document first), rrf (plain "
-             "reciprocal-rank fusion), or with an LLM query expansion: hyde or query2doc.")
+MODE_HELP = ("Retrieval: bm25, dense, hybrid (fitted fusion, the subject's own document first), hybrid-sentence "
+             "(hybrid + each passage's best sentence: better recall, slower), rrf (plain reciprocal-rank fusion), "
+             "or with an LLM query expansion: hyde or query2doc.")
 PROMPT_HELP = "HyDE prompt preset: encyclopedic, scientific or factcheck (default: the settings'; Query2doc has its own)."
 EXPAND_LLM_HELP = "GGUF model writing hyde / query2doc expansions: embedded (SmolLM2) or a .gguf path."
 

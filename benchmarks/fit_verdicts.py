@@ -75,6 +75,16 @@ def features_of(row: dict) -> list[float]:
     return [float(v) for v in extract(row["claim"], js, titles, set(row["terms"])).values]
 
 
+def kind_of(row: dict) -> str:
+    """The kind of source of a cached row's evidence (:func:`core.verify.verdict_model.source_kind`:
+    its passages' source names and titles)."""
+    from core.verify.verdict_model import source_kind
+
+    srcs = row.get("sources", {})
+    passages = [PassageEvidence(int(k), 0, (), "", t, srcs.get(k, "")) for k, t in row["titles"].items()]
+    return source_kind(passages)
+
+
 def collect_climate_fever(verifier: Verifier, terms_of, path: Path, seed: int = 0) -> list[dict]:
     from core.evaluate.verdicts import load_climate_fever_claims
 
@@ -342,6 +352,44 @@ def cross_validate(rows: list[dict], l2s, folds: int = 5) -> dict:
     return scores
 
 
+def fit_by_kind(fallback, specs: list[str], l2_fixed: float | None):
+    """``fallback`` with one weight set per kind of source, each fitted (L2 by 5-fold CV) on the
+    cached rows named for it — data of that kind only (docs/benchmarks.md, "Source-kind-aware
+    verdicts")."""
+    from dataclasses import replace
+
+    from core.verify.verdict_model import SOURCE_KINDS, SUBJECT_TITLE_WORDS
+
+    by_kind = {}
+    for spec in specs:
+        kind, _, files = spec.partition("=")
+        if kind not in SOURCE_KINDS or not files:
+            raise SystemExit(f"--by-kind wants KIND=FILE[,FILE] with KIND one of {SOURCE_KINDS}, got {spec!r}")
+        rows = []
+        for name in files.split(","):
+            with open(name, encoding="utf-8") as fh:
+                rows += [json.loads(line) for line in fh]
+        kinds = {k: sum(1 for r in rows if kind_of(r) == k) for k in SOURCE_KINDS}
+        cv = cross_validate(rows, (l2_fixed,) if l2_fixed else (0.3, 1.0, 3.0, 10.0))
+        l2 = l2_fixed or max(cv, key=lambda k: cv[k])
+        meta = {
+            "trained_on": {d: {lab: sum(1 for r in rows if r["dataset"] == d and r["label"] == lab) for lab in VERDICTS}
+                           for d in sorted({r["dataset"] for r in rows})},
+            "rows_by_detected_kind": kinds,
+            "sample_weights": "each dataset weighs the same in total",
+            "cross_validation_macro_f1": {str(k): v for k, v in cv.items()},
+        }
+        by_kind[kind] = fit(np.array([features_of(r) for r in rows]), [r["label"] for r in rows], l2=l2,
+                            sample_weight=weights_for(rows), meta=meta)
+        print(f"{kind}: {len(rows)} rows (detected kinds {kinds}), l2 {l2}, cv {cv}", flush=True)
+    meta = {**fallback.meta, "kind_rule": (
+        "core/verify/verdict_model.source_kind: evidence from a reserved source (name starting with '_', "
+        "check --against) or without titles -> given; else entity when most distinct titles have at most "
+        f"{SUBJECT_TITLE_WORDS} words (bracketed disambiguators dropped), else abstract; a kind without its "
+        "own weights uses the top-level ones")}
+    return replace(fallback, meta=meta, by_kind=by_kind)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scifact-db", help="database with the scifact source")
@@ -362,9 +410,26 @@ def main() -> None:
     ap.add_argument("--vitaminc-wiki", action="store_true",
                     help="VitaminC's other passages from wiki-vital BM25 (--wiki-db) instead of other VitaminC pages")
     ap.add_argument("--l2", type=float, help="L2 strength (default: chosen by 5-fold cross-validation)")
+    ap.add_argument("--by-kind", action="append", default=[], metavar="KIND=FILE[,FILE]",
+                    help="also fit weights for one kind of source (entity / abstract / given) on these cached "
+                         "feature files; the main fit is the fallback for kinds without their own (repeatable)")
+    ap.add_argument("--fallback", metavar="JSON",
+                    help="with --by-kind: keep this model file's weights as the fallback (e.g. the shipped ones) "
+                         "instead of fitting them")
     args = ap.parse_args()
     data = Path(args.data)
     t0 = time.perf_counter()
+    if args.fallback:
+        from dataclasses import replace
+
+        from core.verify.verdict_model import load_verdict_model
+
+        if not args.by_kind:
+            raise SystemExit("--fallback needs --by-kind")
+        base = load_verdict_model(args.fallback)
+        model = fit_by_kind(replace(base, by_kind={}), args.by_kind, args.l2)
+        Path(args.out).write_text(json.dumps(model.to_json(), indent=1) + "\n", encoding="utf-8")
+        return
     if args.from_cache:
         rows = []
         for name in args.from_cache:
@@ -442,6 +507,8 @@ def main() -> None:
                  + (" --wiki-db DB" if args.wiki_db else "") + (" --scifact-db DB" if args.scifact_db else ""),
     }
     model = fit(x, y, l2=l2, sample_weight=weights_for(rows), meta=meta)
+    if args.by_kind:
+        model = fit_by_kind(model, args.by_kind, args.l2)
     Path(args.out).write_text(json.dumps(model.to_json(), indent=1) + "\n", encoding="utf-8")
     print(json.dumps({"l2": l2, "cv_macro_f1": cv, "n": len(rows), "trained_on": meta["trained_on"],
                       "seconds": time.perf_counter() - t0}, indent=1))

@@ -53,7 +53,8 @@ class Cancelled(Exception):
 
 def passage_evidence(hits: list[Hit]) -> list[PassageEvidence]:
     return [
-        PassageEvidence(h.passage.id, h.rank, tuple(h.passage.sentence_texts()), h.passage.text, h.passage.title)
+        PassageEvidence(h.passage.id, h.rank, tuple(h.passage.sentence_texts()), h.passage.text, h.passage.title,
+                        h.passage.source)
         for h in hits
     ]
 

@@ -85,6 +85,9 @@ class PassageEvidence:
     sentences: tuple[str, ...]
     text: str
     title: str = ""
+    # the knowledge source's name ("" when the evidence was not retrieved from one): the learned
+    # verdicts pick their weights by the kind of source (core/verify/verdict_model.source_kind)
+    source: str = ""
 
 
 class Verifier:

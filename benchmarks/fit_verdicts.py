@@ -28,7 +28,17 @@ the first ``claimscope --db DB2 demo``); one database holding both may be given 
   from (own article, named subject, ranks) are fitted on the cases they were made for.
 
 Judgements are cached (``--cache``, outside the repository: it holds dataset text), so a refit
-with other features or regularisation needs no model call: ``--from-cache FILE...``. After the verifier's weights
+with other features or regularisation needs no model call: ``--from-cache FILE...``.
+
+Weights per kind of source (``core.verify.verdict_model.source_kind``): ``--by-kind KIND=FILE[,FILE]``
+(repeatable) fits one weight set per kind on those cached rows; ``--fallback JSON`` keeps an existing
+file's weights as the top-level set (given documents, and any kind without its own) instead of
+fitting them. The shipped file:
+
+    python benchmarks/fit_verdicts.py --fallback core/verify/data/verdict_model.json \
+        --by-kind entity=A.jsonl,B.jsonl --by-kind abstract=C.jsonl --out core/verify/data/verdict_model.json
+
+(the file's top-level weights are kept, its per-kind sets refitted). After the verifier's weights
 change, rerun without ``--from-cache``: the features depend on the verifier.
 """
 
@@ -428,6 +438,11 @@ def main() -> None:
             raise SystemExit("--fallback needs --by-kind")
         base = load_verdict_model(args.fallback)
         model = fit_by_kind(replace(base, by_kind={}), args.by_kind, args.l2)
+        specs = " ".join(f"--by-kind {k}={','.join(Path(f).name for f in fs.split(','))}"
+                         for k, _, fs in (spec.partition("=") for spec in args.by_kind))
+        model = replace(model, meta={**model.meta, "refit_by_kind": f"python benchmarks/fit_verdicts.py --fallback "
+                                     f"{Path(args.fallback).name} {specs} (cached rows: --cache of --only "
+                                     "climate-fever,vitaminc / fever-wiki / scifact)"})
         Path(args.out).write_text(json.dumps(model.to_json(), indent=1) + "\n", encoding="utf-8")
         return
     if args.from_cache:

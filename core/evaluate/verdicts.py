@@ -126,6 +126,7 @@ def evaluate_verdicts(
             },
             "fitted": {"thresholds": asdict(best), "fit_macro_f1": best_f1, **score(best, held)},
             "learned": {"model": model_digest(), "trained_on": sorted(shipped_model().meta.get("trained_on", {})),
+                        "by_kind": {k: sorted(m.meta.get("trained_on", {})) for k, m in shipped_model().by_kind.items()},
                         "fit_macro_f1": score_learned(fit)["macro_f1"], **score_learned(held)},
         },
         "grounding": verifier.subject_terms is not None,

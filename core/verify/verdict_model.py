@@ -14,6 +14,13 @@ computed from the judgements :class:`core.verify.Verifier` already makes, so the
 rule costs no model call. Weights live in ``core/verify/data/verdict_model.json`` (written by
 ``benchmarks/fit_verdicts.py``, fitted only on train splits; the file names its data).
 Prediction is plain numpy: standardise, ``softmax(W x + b)``, argmax.
+
+The file may hold one weight set per kind of source (``by_kind``; :func:`source_kind` says which
+kind a claim's evidence comes from: an encyclopedia of subject-titled documents, a corpus of
+abstracts, or the user's given documents), each fitted on data of that kind; a kind without its
+own set uses the top-level weights. Why: where evidence comes from means different things in an
+encyclopedia (the subject's own article) and among abstracts (no document is a subject's own), and
+one weight set fitted on both lost on one or the other (docs/benchmarks.md).
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ from core.verify.verdict_model import (
     load_verdict_model,
     numbers,
     predict,
+    source_kind,
+    subject_title,
     title_is_subject,
 )
 from core.verify.verifier import VERDICTS, EvidenceUnit, Judgement, PassageEvidence
@@ -117,6 +119,75 @@ def test_fit_recovers_a_separable_rule_and_round_trips(tmp_path):
     bad = m.to_json() | {"features": ["e_max"]}
     with pytest.raises(ValueError, match="features"):
         VerdictModel.from_json(bad)
+
+
+def test_source_kind_from_real_titles():
+    """The kind rule on real titles: Climate-FEVER's cited Wikipedia articles name subjects,
+    SciFact's abstracts describe findings; a claim's kind is its passages' majority."""
+    from tests.conftest import DATA
+
+    with open(DATA / "scifact" / "corpus.jsonl", encoding="utf-8") as fh:
+        sci = [json.loads(line)["title"] for line in fh]
+    with open(DATA / "climate_fever" / "dev.jsonl", encoding="utf-8") as fh:
+        cf = [e["article"] for line in fh for e in json.loads(line)["evidences"]]
+    assert np.mean([subject_title(t) for t in sci]) < 0.1
+    assert np.mean([subject_title(t) for t in cf]) > 0.9
+    assert subject_title("Mercury (planet)") and subject_title("Marie Curie") and not subject_title("")
+
+    def ev(titles, source="wiki"):
+        return [PassageEvidence(i, i, ("s",), "s", t, source) for i, t in enumerate(titles)]
+
+    assert source_kind(ev(cf[:5])) == "entity"
+    assert source_kind(ev(sci[:5])) == "abstract"
+    assert source_kind(ev([sci[0], sci[1], "Marie Curie"])) == "abstract"  # the majority decides
+    assert source_kind(ev(["Marie Curie", "Henri Becquerel", sci[0]])) == "entity"
+    assert source_kind(ev(["", ""])) == "given" and source_kind([]) == "given"  # no titles: the user's passages
+    assert source_kind(ev(["Marie Curie"], source="_given")) == "given"  # check --against
+    assert source_kind({1: "Marie Curie", 2: "Isaac Newton"}) == "entity"
+    assert source_kind({1: sci[0]}) == "abstract"
+
+
+def _constant_model(label: str, **by_kind: VerdictModel) -> VerdictModel:
+    """Zero weights and a bias that always picks ``label``."""
+    d = len(FEATURES)
+    bias = np.array([5.0 if lab == label else 0.0 for lab in VERDICTS])
+    return VerdictModel(VERDICTS, FEATURES, np.zeros(d), np.ones(d), np.zeros((len(VERDICTS), d)), bias, {}, by_kind)
+
+
+def test_weights_are_picked_by_the_kind_of_source(tmp_path):
+    """decide_learned uses the weights of the evidence's kind of source, the top-level ones for a
+    kind without its own; the per-kind sets survive the JSON round trip; an unknown kind is refused."""
+    m = _constant_model("refuted", entity=_constant_model("supported"), abstract=_constant_model("not_enough_info"))
+    claim = "Marie Curie was a chemist."
+    js = [judgement(1, 1, "Marie Curie was a physicist and chemist.", 0.9, 0.05)]
+    entity = [PassageEvidence(1, 1, ("s",), "s", "Marie Curie", "wiki-vital")]
+    abstract = [PassageEvidence(1, 1, ("s",), "s", "Radioactivity measurements in polonium-rich ores of Bohemia")]
+    given = [PassageEvidence(1, 1, ("s",), "s", "Marie Curie", "_given")]
+    terms = lambda _: {"marie", "curie"}  # noqa: E731
+    assert decide_learned(claim, js, entity, terms, Thresholds(), m).label == "supported"
+    assert decide_learned(claim, js, abstract, terms, Thresholds(), m).label == "not_enough_info"
+    assert decide_learned(claim, js, given, terms, Thresholds(), m).label == "refuted"  # the fallback
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(m.to_json()))
+    m2 = load_verdict_model(path)
+    assert set(m2.by_kind) == {"entity", "abstract"} and m2.for_kind("given") is m2
+    x = np.zeros(len(FEATURES))
+    assert [m2.predict(x, k)[0] for k in ("entity", "abstract", "given", None)] == [
+        "supported", "not_enough_info", "refuted", "refuted"]
+    with pytest.raises(ValueError, match="kind of source"):
+        VerdictModel.from_json(m.to_json() | {"by_kind": {"blogs": m.to_json()}})
+
+
+def test_shipped_model_has_weights_per_kind():
+    """The shipped file: entity and abstract weight sets fitted on data of their kind, the
+    top-level set (given documents, and the fallback) as before, and the kind rule named."""
+    m = load_verdict_model()
+    assert set(m.by_kind) == {"entity", "abstract"}
+    assert "fever-wiki-vital" in m.by_kind["entity"].meta["trained_on"]
+    assert set(m.by_kind["abstract"].meta["trained_on"]) == {"scifact-train"}
+    assert "source_kind" in m.meta["kind_rule"]
+    for sub in m.by_kind.values():
+        assert sub.features == FEATURES and sub.weights.shape == m.weights.shape and not sub.by_kind
 
 
 # A demo-like answer over real wiki-vital summaries (the 300-article fixture) with the real

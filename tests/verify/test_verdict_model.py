@@ -147,6 +147,28 @@ def test_source_kind_from_real_titles():
     assert source_kind({1: sci[0]}) == "abstract"
 
 
+def test_retrieved_evidence_carries_its_source_and_kind():
+    """passage_evidence hands each passage's source name to the verifier, so evidence from the
+    user's given documents (the reserved ``_given`` source) is told from a knowledge source even
+    when its titles look like subjects; cached training rows get the same kind."""
+    from benchmarks.fit_verdicts import kind_of
+    from core.pipeline.given import GIVEN_SOURCE
+    from core.pipeline.runner import passage_evidence
+    from core.retrieve.searcher import Hit
+    from store.records import StoredPassage
+
+    def hit(source: str, title: str) -> Hit:
+        return Hit(StoredPassage(1, 1, source, "d1", title, None, "Curie was a chemist.", 0, ((0, 20),)), 1, 1.0)
+
+    ev = passage_evidence([hit(GIVEN_SOURCE, "Marie Curie")])
+    assert ev[0].source == GIVEN_SOURCE and ev[0].sentences == ("Curie was a chemist.",)
+    assert source_kind(ev) == "given"
+    assert source_kind(passage_evidence([hit("wiki-vital", "Marie Curie")])) == "entity"
+    row = {"titles": {"1": "Marie Curie", "2": "Pierre Curie"}, "sources": {"1": "wiki-vital", "2": "wiki-vital"}}
+    assert kind_of(row) == "entity" and kind_of({"titles": {"1": "Marie Curie"}, "sources": {"1": GIVEN_SOURCE}}) == "given"
+    assert kind_of({"titles": {"1": "Marie Curie"}}) == "entity"  # rows cached before sources were stored
+
+
 def _constant_model(label: str, **by_kind: VerdictModel) -> VerdictModel:
     """Zero weights and a bias that always picks ``label``."""
     d = len(FEATURES)

@@ -122,6 +122,29 @@ def collect(args) -> None:
                     continue
                 v = verifier.verify(c.text, evidence)
                 rows.append(_row("factcheck-gpt", c.text, v, evidence, terms_of(c.text), c.label, answer=ans.id))
+    elif args.bench == "factscore":
+        # a secondary check, not one of the four measures: FActScore bios against wiki-vital, as
+        # `claimscope eval factuality --dataset factscore --limit 8` (hybrid top 10, the first 8 bios
+        # of each dev file); wiki-vital has the page of 1 of their 24 topics, so it tests the
+        # entity weights on claims whose subject mostly has no own article
+        from core.evaluate.factuality import load_factuality
+        from core.pipeline.runner import passage_evidence
+        from store import open_db
+
+        searcher = wb.searcher(open_db(args.wiki_db))
+        paths = [args.path] if args.path else [DATA / "factscore" / f"{n}_dev.jsonl"
+                                               for n in ("ChatGPT", "InstructGPT", "PerplexityAI")]
+        for path in paths:
+            for ans in load_factuality("factscore", path)[0][:8]:
+                for c in ans.claims:
+                    hits = searcher.search(c.text, k=10, mode="hybrid", sources=["wiki-vital"], mark_sentences=False)
+                    evidence = passage_evidence(hits)
+                    if not evidence:
+                        rows.append({"bench": "factscore", "dataset": "factscore", "label": c.label, "claim": c.text,
+                                     "terms": [], "titles": {}, "sources": {}, "judgements": [], "unjudged": True})
+                        continue
+                    v = verifier.verify(c.text, evidence)
+                    rows.append(_row("factscore", c.text, v, evidence, terms_of(c.text), c.label, answer=ans.id))
     else:
         raise SystemExit(f"unknown bench {args.bench!r}")
     with open(args.out, "w", encoding="utf-8") as fh:
@@ -150,7 +173,7 @@ def measures(bench: str, gold: list[str], pred: list[str]) -> dict[str, float]:
     from core.score.agreement import agreement
     from core.verify.verifier import VERDICTS
 
-    if bench == "factcheck-gpt":
+    if bench in ("factcheck-gpt", "factscore"):
         a = agreement(list(zip(gold, pred, strict=True)), binary=True)
         return {"accuracy": a.observed, "kappa": a.kappa}
     if bench == "demo":
@@ -195,7 +218,7 @@ def score(args) -> None:
         report["models"][p] = out
     for p, out in report["models"].items():
         parts = [f"{p} ({out['digest']})"]
-        for b in ("climate-fever", "factcheck-gpt", "scifact", "demo"):
+        for b in ("climate-fever", "factcheck-gpt", "scifact", "demo", "factscore"):
             if b in out:
                 e = out[b]
                 keys = [k for k in ("accuracy", "macro_f1", "kappa", "right") if k in e]
@@ -212,7 +235,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("collect", help="judge one benchmark's claims once and store the judgements")
-    c.add_argument("--bench", required=True, choices=("demo", "climate-fever", "scifact", "factcheck-gpt"))
+    c.add_argument("--bench", required=True, choices=("demo", "climate-fever", "scifact", "factcheck-gpt", "factscore"))
     c.add_argument("--out", required=True)
     c.add_argument("--path", help="the benchmark's file (default: its file under ../shared/data)")
     c.add_argument("--wiki-db")

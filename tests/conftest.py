@@ -16,6 +16,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see tui/cli.py: no spin-w
 # between CPUs (AVX-512 VNNI vs AVX2's saturating u8×s8 products), so it is checked against fp32
 # with tolerances in tests/models/test_nli_onnx.py, never by exact verdicts of the whole pipeline.
 os.environ.setdefault("CLAIMSCOPE_NLI_RUNTIME", "onnx-fp32")
+# The same for the embedder: its fp32 export gives torch's vectors on every CPU; the default int8
+# copy (VNNI CPUs) is checked against it in tests/models/test_embed.py.
+os.environ.setdefault("CLAIMSCOPE_EMBED_RUNTIME", "onnx-fp32")
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("CLAIMSCOPE_SHARED_DATA", ROOT.parent / "shared" / "data"))

@@ -94,8 +94,13 @@ def searcher_of(ctx: typer.Context, db, sources: list[str] | None):
 
     wb = workbench_of(ctx)
     missing = wb.missing_builtins(db, tuple(sources or ()))
+    unembedded = [n for n in wb.unembedded_sources(db, tuple(sources or ())) if n not in missing]
     if missing:
-        err.print(f"first use of the built-in source {', '.join(missing)}: indexing it once (a few minutes on 2 cores)")
+        err.print(f"first use of the built-in source {', '.join(missing)}: indexing it once (a minute or two on 2 cores)")
+    if unembedded:
+        err.print(f"{', '.join(unembedded)}: passages without vectors from {wb.embedder().ref.model_id} "
+                  "(indexed with another embedding model); embedding them once")
+    if missing or unembedded:
         with progress_bar() as update:
             wb.ensure_sources(db, tuple(sources or ()), progress=update)
     return wb.searcher(db)

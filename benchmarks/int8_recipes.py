@@ -15,8 +15,9 @@ corpus (its stored fp32 vectors are reused): dense document recall@5/@10, exact 
 and queries both from a copy (symmetric) or documents int8 and queries fp32 (asymmetric).
 
 Recipes: ``per_tensor_all`` (dynamic int8 over every op, the verifier's first copy),
-``per_channel_matmul`` (per-channel weights, MatMul only: models/onnx_build.INT8_RECIPE), and
-``per_channel_matmul_keep_ffn_out`` (the same with each layer's FFN output MatMul left in fp32).
+``per_channel_matmul`` (per-channel weights, MatMul only), ``per_channel_matmul_keep_ffn_out`` (the
+same with each layer's FFN output MatMul left in fp32), and the shipped copy ``make install`` built
+(models/onnx_build.INT8_RECIPE: SmoothQuant, then per-channel MatMul weights).
 """
 
 from __future__ import annotations
@@ -80,12 +81,12 @@ def macro_f1(gold: np.ndarray, pred: np.ndarray) -> float:
 def verifier(tmp: Path) -> dict:
     from core.evaluate.datasets import load_verifier_dataset
     from models.nli import CONTRADICT, ENTAIL, NEUTRAL, load_nli
-    from models.onnx_build import ONNX_DIR, ONNX_FP32_FILE
+    from models.onnx_build import ONNX_DIR, ONNX_FILE, ONNX_FP32_FILE
 
     nli = load_nli(None, runtime="onnx-fp32")
     assert nli.runtime == "onnx-fp32", "build the verifier's ONNX export first (python -m models.onnx_build)"
     fp32 = Path(nli.ref.path) / ONNX_DIR / ONNX_FP32_FILE
-    copies = make_copies(fp32, tmp)
+    copies = make_copies(fp32, tmp) | {"smoothquant_per_channel_matmul (shipped)": fp32.parent / ONNX_FILE}
     sets = {
         "fever-symmetric": load_verifier_dataset("fever-symmetric", DATA / "fever_symmetric" / "dev.jsonl"),
         "vitaminc-real-dev-800": load_verifier_dataset("vitaminc", DATA / "vitaminc" / "real_dev_half.jsonl",
@@ -124,11 +125,12 @@ def embedder(tmp: Path, db_path: Path) -> dict:
 
     from core.ingest.index import passage_embedding_text
     from models.embed import load_embedder
-    from models.onnx_build import EMBEDDER_ONNX_DIR, ONNX_FP32_FILE
+    from models.onnx_build import EMBEDDER_ONNX_DIR, ONNX_FILE, ONNX_FP32_FILE
 
     emb = load_embedder(runtime="onnx-fp32")
     assert emb.runtime == "onnx-fp32", "build the embedder's ONNX export first (python -m models.onnx_build --embedder)"
-    copies = make_copies(EMBEDDER_ONNX_DIR / ONNX_FP32_FILE, tmp)
+    copies = make_copies(EMBEDDER_ONNX_DIR / ONNX_FP32_FILE, tmp) | {
+        "smoothquant_per_channel_matmul (shipped)": EMBEDDER_ONNX_DIR / ONNX_FILE}
     conn = sqlite3.connect(db_path)
     rows = conn.execute("SELECT p.id, d.ext_id, p.title, p.text FROM passages p JOIN documents d ON d.id = p.document_id"
                         " ORDER BY p.id").fetchall()

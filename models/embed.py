@@ -135,7 +135,7 @@ class MeanPoolingEmbedder:
         """``runtime``: "torch"; "onnx-fp32": the fp32 ONNX export in ``onnx_dir`` (built by
         ``make install`` / ``python -m models.onnx_build --embedder``; torch's vectors to float
         rounding, so stored indexes stay valid); "onnx-int8": the SmoothQuant int8 copy built
-        beside it (models.onnx_build.EMBEDDER_INT8_RECIPE; 0.57 of fp32's CPU time when indexing,
+        beside it (models.onnx_build.INT8_RECIPE; 0.57 of fp32's CPU time when indexing,
         cosine ≈ .998 to fp32's vectors), under its own model id; "auto": int8 where its products
         are exact (VNNI CPUs, :func:`models.onnx_build.int8_products_saturate`; the same rule as
         the verifier's), else fp32, else torch. Each ONNX copy is served only while its recorded
@@ -152,8 +152,7 @@ class MeanPoolingEmbedder:
         self.runtime = "torch-fp32"
         if runtime in ("auto", "onnx-fp32", "onnx-int8") and device == "cpu" and onnx_dir is not None:
             from models.onnx_build import (
-                EMBEDDER_INT8_ID,
-                EMBEDDER_INT8_RECIPE,
+                INT8_ID,
                 ONNX_FILE,
                 ONNX_FP32_FILE,
                 int8_products_saturate,
@@ -161,12 +160,12 @@ class MeanPoolingEmbedder:
             )
 
             if runtime == "onnx-int8" or (runtime == "auto" and not int8_products_saturate()):
-                self._session = open_session(onnx_dir, ONNX_FILE, Path(ref.path), EMBEDDER_INT8_RECIPE)
+                self._session = open_session(onnx_dir, ONNX_FILE, Path(ref.path))
                 if self._session is not None:
                     self.runtime = "onnx-int8"
                     # other vectors than fp32's: their own model id, so they are stored, cached and
                     # FAISS-indexed apart and never compared with fp32's (or another recipe's)
-                    self.ref = replace(ref, model_id=f"{ref.model_id}{EMBEDDER_INT8_ID}")
+                    self.ref = replace(ref, model_id=f"{ref.model_id}{INT8_ID}")
             if self._session is None and runtime != "onnx-int8":
                 self._session = open_session(onnx_dir, ONNX_FP32_FILE, Path(ref.path))
                 if self._session is not None:

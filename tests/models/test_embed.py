@@ -60,7 +60,7 @@ def test_onnx_export_gives_torch_vectors_and_a_stale_export_is_never_used(tmp_pa
     """The fp32 ONNX export of a mean-pooling embedder (models/onnx_build.build_embedder):
     served only while it matches the weights, with torch's vectors (stored FAISS indexes stay
     valid: within 1e-5, measured 1.7e-7 on the embedded model)."""
-    from models.onnx_build import EMBEDDER_INT8_ID, SOURCE_FILE, build_embedder, int8_products_saturate
+    from models.onnx_build import INT8_ID, SOURCE_FILE, build_embedder, int8_products_saturate
     from models.registry import ModelRef
     from tests.conftest import save_tiny_classifier
 
@@ -82,7 +82,7 @@ def test_onnx_export_gives_torch_vectors_and_a_stale_export_is_never_used(tmp_pa
     assert np.abs(a - b).max() < 1e-5
     assert not np.allclose(a[0], a[1], atol=1e-3)  # real, distinct vectors
     int8 = MeanPoolingEmbedder(ref, 128, runtime="onnx-int8", onnx_dir=out)  # other vectors …
-    assert int8.runtime == "onnx-int8" and int8.ref.model_id == f"tiny{EMBEDDER_INT8_ID}"  # … under another model id
+    assert int8.runtime == "onnx-int8" and int8.ref.model_id == f"tiny{INT8_ID}"  # … under another model id
     c = int8.encode(texts, batch_size=4)
     assert c.shape == b.shape and not np.allclose(c, b, atol=1e-6)
     assert np.isclose(np.linalg.norm(c[:-1], axis=1), 1.0, atol=1e-4).all()  # still unit vectors
@@ -95,21 +95,21 @@ def test_onnx_export_gives_torch_vectors_and_a_stale_export_is_never_used(tmp_pa
 
 
 def test_the_embedded_int8_copy_keeps_the_fp32_vectors_and_their_retrieval(data_dir):
-    """The default embedder on VNNI CPUs (SmoothQuant int8, models/onnx_build.EMBEDDER_INT8_RECIPE)
+    """The default embedder on VNNI CPUs (SmoothQuant int8, models/onnx_build.INT8_RECIPE)
     against the fp32 export on SciFact dev claims and abstracts (never calibrated on). Measured
     (AVX-512 VNNI): mean cosine .998 to fp32's vectors (the recipe without smoothing: .995), and
     dense recall@5 .903 vs fp32's .908 on 100 claims over 392 abstracts."""
     import pytest
 
     from models.embed import load_embedder
-    from models.onnx_build import EMBEDDER_INT8_ID, int8_products_saturate
+    from models.onnx_build import INT8_ID, int8_products_saturate
 
     if int8_products_saturate():
         pytest.skip("no VNNI: int8 is not the default on this CPU (its u8×s8 products may clip)")
     int8, fp32 = load_embedder(runtime="onnx-int8"), load_embedder(runtime="onnx-fp32")
     if (int8.runtime, fp32.runtime) != ("onnx-int8", "onnx-fp32"):
         pytest.skip("the embedder's ONNX copies are not built here (make install builds them)")
-    assert int8.ref.model_id.endswith(EMBEDDER_INT8_ID) and fp32.ref.model_id != int8.ref.model_id
+    assert int8.ref.model_id.endswith(INT8_ID) and fp32.ref.model_id != int8.ref.model_id
     corpus = {d["doc_id"]: d for d in map(json.loads, (data_dir / "scifact" / "corpus.jsonl").open())}
     claims = [c for c in map(json.loads, (data_dir / "scifact" / "claims_dev.jsonl").open()) if c["cited_doc_ids"]][:60]
     ids = sorted({i for c in claims for i in c["cited_doc_ids"]} | set(list(corpus)[:100]))

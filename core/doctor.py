@@ -207,8 +207,14 @@ def onnx_checks() -> list[Check]:
         return [Check("onnxruntime", "onnxruntime", "not installed (optional)")]
     import onnxruntime
 
+    from models.onnx_build import int8_products_saturate
+
+    # which copies the embedder and verifier serve by default (models/embed.py, models/nli.py)
+    int8 = ("int8 (this CPU has VNNI: its int8 products are exact)" if not int8_products_saturate()
+            else "fp32 (no VNNI: int8 products may clip; CLAIMSCOPE_*_RUNTIME=onnx-int8 opts in)")
     return [Check("onnxruntime", "onnxruntime",
-                  f"{onnxruntime.__version__} · providers {', '.join(onnxruntime.get_available_providers())}")]
+                  f"{onnxruntime.__version__} · providers {', '.join(onnxruntime.get_available_providers())}"),
+            Check("onnxruntime", "default copies", int8)]
 
 
 def _settings_file(config: Path | None) -> Check:

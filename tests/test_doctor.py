@@ -36,6 +36,10 @@ def test_doctor_reports_models_database_and_builds(mini_db, tmp_path):
     assert found[("database", "passages")]["value"] == f"{before} in 1 source(s)"
     assert found[("database", "source scifact-mini")]["value"] == f"{before} passages"
     assert ("gpu", "cuda") in found and ("llama.cpp", "system info") in found
+    from models.onnx_build import int8_products_saturate
+
+    served = found[("onnxruntime", "default copies")]["value"]  # int8 only where its products are exact
+    assert served.startswith("fp32" if int8_products_saturate() else "int8")
     assert not any(c["problem"] for c in found.values())
     text = CliRunner().invoke(app, ["--db", db_file, "doctor"])
     assert text.exit_code == 0 and "models:\n  " in text.stdout and "llama.cpp:\n" in text.stdout

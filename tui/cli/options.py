@@ -87,14 +87,15 @@ def raise_input(message: str):
     raise InputError(message)
 
 
-def searcher_of(ctx: typer.Context, db, sources: list[str] | None):
+def searcher_of(ctx: typer.Context, db, sources: list[str] | None, mode: str | None = None):
     """A Searcher over ``db``; built-in sources that are asked for (or, on an empty database,
-    the default wiki-vital) are indexed on first use, with a progress bar, then reused."""
+    the default wiki-vital) are indexed on first use, with a progress bar, then reused; sources
+    without this embedder's vectors are embedded first when the retrieval ``mode`` needs them."""
     from tui.console import err, progress_bar
 
     wb = workbench_of(ctx)
     missing = wb.missing_builtins(db, tuple(sources or ()))
-    unembedded = [n for n in wb.unembedded_sources(db, tuple(sources or ())) if n not in missing]
+    unembedded = [n for n in wb.unembedded_sources(db, tuple(sources or ()), mode) if n not in missing]
     if missing:
         err.print(f"first use of the built-in source {', '.join(missing)}: indexing it once (a minute or two on 2 cores)")
     if unembedded:
@@ -102,7 +103,7 @@ def searcher_of(ctx: typer.Context, db, sources: list[str] | None):
                   "(indexed with another embedding model); embedding them once")
     if missing or unembedded:
         with progress_bar() as update:
-            wb.ensure_sources(db, tuple(sources or ()), progress=update)
+            wb.ensure_sources(db, tuple(sources or ()), progress=update, mode=mode)
     return wb.searcher(db)
 
 

@@ -36,7 +36,7 @@ from core.ingest.index import IndexReport, Progress, add_source, embed_with_cach
 from core.ingest.sources import load_documents
 from core.pipeline.stored import expand_cached
 from core.retrieve.expand import METHODS, Expander, ExpansionParams
-from core.retrieve.fusion import PLAIN_RRF, FusionParams, fuse, load_fusion, params_json
+from core.retrieve.fusion import PLAIN_RRF, FusionParams, fuse, load_fusion, load_sentence_fusion, params_json
 from core.retrieve.rerank import RERANK_TOP, decisiveness, rerank
 from core.retrieve.searcher import MODES, BM25Retriever, DenseRetriever, Ranked, rank_expanded
 from core.retrieve.sentence_rank import SENTENCE_POOL, RankedSentence, apply, candidates, member_rankings
@@ -238,6 +238,10 @@ def sentence_recall(ranked: list[SentenceKey], gold_sets: tuple[frozenset[Senten
     return max((len(g & top) / len(g) for g in gold_sets if g), default=0.0)
 
 
+# modes built on hybrid-sentence's passage ranking share its evidence-sentence weights
+SENTENCE_WEIGHTS_MODE = {"fusion": "hybrid-sentence", "rerank": "hybrid-sentence"}
+
+
 def check_modes(modes: list[str]) -> None:
     for m in modes:
         if m not in EVAL_MODES:
@@ -271,7 +275,10 @@ def evaluate_retrieval(
     data = load_retrieval_set(dataset, claims_path, corpus_path)
     claims = data.claims[:limit] if limit else data.claims
     fusion = fusion or load_fusion()
-    sentence_fusion = sentence_fusion or load_fusion(key="sentences")
+    # each mode's own evidence-sentence weights (fusion.json ``sentences_by_mode``, else the shared
+    # ``sentences``); ``sentence_fusion`` overrides them for every mode
+    sentence_fusions = {m: sentence_fusion or load_sentence_fusion(SENTENCE_WEIGHTS_MODE.get(m, m)) for m in modes}
+    sentence_fusion = sentence_fusion or load_sentence_fusion("hybrid")
     rerank_fusion = load_fusion(key="rerank")
     nli = None
     if "rerank" in modes:
@@ -308,7 +315,7 @@ def evaluate_retrieval(
                 if sentences:
                     cands, rankings, s_secs = bench.sentence_candidates(c.claim, ranked)
                     t0 = time.perf_counter()
-                    ordered = apply(rankings, cands, sentence_fusion) if cands else []
+                    ordered = apply(rankings, cands, sentence_fusions[mode]) if cands else []
                     if mode == "rerank" and ordered:
                         t1 = time.perf_counter()
                         top = ordered[:rerank_top]
@@ -369,6 +376,8 @@ def evaluate_retrieval(
             },
             "manifest": {"claimscope": claimscope_version(), "models": models, "rrf_k": rrf_k, "depth": DEPTH,
                          "fusion": params_json(fusion), "sentence_fusion": params_json(sentence_fusion),
+                         "sentence_fusion_by_mode": {m: params_json(p) for m, p in sentence_fusions.items()
+                                                     if p != sentence_fusion},
                          "passage_sentences": ({**params_json(bench.sentence_score), "pool": SENTENCE_SCORE_POOL}
                                                if bench.sentence_score else None),
                          "sentence_pool": SENTENCE_POOL, "rerank": {**params_json(rerank_fusion), "top": rerank_top},

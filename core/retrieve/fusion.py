@@ -94,6 +94,31 @@ def load_fusion(path: Path | None = None, key: str = "passages") -> FusionParams
     obj = json.loads(text).get(key)
     if not obj:
         return PLAIN_RRF
+    return _params(obj)
+
+
+SENTENCES_KEY = "sentences"  # the evidence-sentence fusion every mode falls back to
+SENTENCES_BY_MODE_KEY = "sentences_by_mode"  # retrieval mode → its own evidence-sentence fusion
+
+
+def load_sentence_fusion(mode: str = "hybrid", path: Path | None = None) -> FusionParams:
+    """The evidence-sentence fusion for retrieval ``mode``: its own block under
+    ``sentences_by_mode`` when fusion.json has one, else the shared ``sentences`` block (else
+    plain RRF). Why per mode: the candidates are the sentences of the mode's top passages, and
+    a mode that reorders its passages by their best sentence (``hybrid-sentence``) hands the
+    sentence fusion a different pool, so weights fitted on the default's pool are not its best."""
+    try:
+        text = path.read_text() if path else resources.files("core.retrieve").joinpath("data", FUSION_FILE).read_text()
+    except (FileNotFoundError, OSError):
+        return PLAIN_RRF
+    obj = json.loads(text)
+    own = (obj.get(SENTENCES_BY_MODE_KEY) or {}).get(mode)
+    if own:
+        return _params(own)
+    return _params(obj[SENTENCES_KEY]) if obj.get(SENTENCES_KEY) else PLAIN_RRF
+
+
+def _params(obj: dict) -> FusionParams:
     return FusionParams(obj["method"], int(obj.get("k", 60)), dict(obj.get("weights", {})), obj.get("fitted_on", ""))
 
 

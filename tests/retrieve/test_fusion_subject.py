@@ -17,6 +17,7 @@ from core.retrieve.fusion import (
     fuse,
     fusion_grid,
     load_fusion,
+    load_sentence_fusion,
     minmax_fusion,
     weighted_rrf,
 )
@@ -87,6 +88,54 @@ def test_shipped_fusion_is_fitted_on_training_claims_or_plain_rrf(tmp_path):
     assert load_fusion(missing) == PLAIN_RRF
     (tmp_path / "f.json").write_text(json.dumps({"passages": {"method": "rrf", "k": 5, "weights": {"dense": 1.0}}}))
     assert load_fusion(tmp_path / "f.json") == FusionParams("rrf", 5, {"dense": 1.0}, "")
+
+
+def test_sentence_weights_per_mode_fall_back_to_the_shared_block(tmp_path):
+    """A mode with its own block under ``sentences_by_mode`` gets it; every other mode gets the
+    shared ``sentences`` block; no file or no block → plain RRF."""
+    shared = {"method": "minmax", "k": 0, "weights": {"dense": 0.2, "bm25": 0.2, "passage": 0.6}, "fitted_on": "a"}
+    own = {"method": "rrf", "k": 5, "weights": {"dense": 0.4, "bm25": 0.2, "passage": 0.4}, "fitted_on": "b"}
+    f = tmp_path / "f.json"
+    f.write_text(json.dumps({"sentences": shared, "sentences_by_mode": {"hybrid-sentence": own}}))
+    assert load_sentence_fusion("hybrid-sentence", f) == FusionParams("rrf", 5, own["weights"], "b")
+    for mode in ("hybrid", "bm25", "fusion"):
+        assert load_sentence_fusion(mode, f) == FusionParams("minmax", 0, shared["weights"], "a")
+    f.write_text(json.dumps({"sentences_by_mode": {"hybrid-sentence": own}}))
+    assert load_sentence_fusion("hybrid", f) == PLAIN_RRF
+    assert load_sentence_fusion("hybrid-sentence", f).weights == own["weights"]
+    assert load_sentence_fusion("hybrid", tmp_path / "none.json") == PLAIN_RRF
+    # the shipped file: every mode's block is fitted on SciFact train with all three members
+    for mode in ("hybrid", "hybrid-sentence"):
+        params = load_sentence_fusion(mode)
+        if params is not PLAIN_RRF:
+            assert set(params.weights) == {"dense", "bm25", "passage"}
+            assert params.fitted_on.startswith("SciFact claims_train") and "claims_dev" not in params.fitted_on
+    assert load_sentence_fusion("hybrid") == load_fusion(key="sentences")
+
+
+def test_eval_retrieval_ranks_each_modes_sentences_with_its_own_weights(tmp_path, monkeypatch, embedder, splitter):
+    """`eval retrieval` fuses the evidence sentences of ``hybrid-sentence`` (and of ``fusion``,
+    built on it) with that mode's block, and of ``hybrid`` with the shared one; the manifest says so."""
+    import core.evaluate.retrieval as er
+
+    shared = {"method": "minmax", "k": 0, "weights": {"dense": 1.0, "bm25": 0.0, "passage": 0.0}, "fitted_on": "s"}
+    own = {"method": "rrf", "k": 1, "weights": {"dense": 0.0, "bm25": 0.0, "passage": 1.0}, "fitted_on": "o"}
+    f = tmp_path / "fusion.json"
+    f.write_text(json.dumps({"sentences": shared, "sentences_by_mode": {"hybrid-sentence": own}}))
+    monkeypatch.setattr(er, "load_sentence_fusion", lambda mode: load_sentence_fusion(mode, f))
+    used: list[FusionParams] = []
+    real_apply = er.apply
+    monkeypatch.setattr(er, "apply", lambda rankings, cands, params: used.append(params) or real_apply(rankings, cands, params))
+    report = er.evaluate_retrieval(
+        claims_path=FIXTURES / "scifact_mini_claims.jsonl", corpus_path=FIXTURES / "scifact_mini_corpus.jsonl",
+        modes=["hybrid", "hybrid-sentence", "fusion"], ks=[5], index_kinds=["flat"],
+        embedder_factory=lambda: embedder, splitter_factory=lambda: splitter, db_path=tmp_path / "e.db", limit=3,
+    )
+    assert len(used) == 9  # 3 claims × 3 modes, in mode order
+    assert {p.fitted_on for p in used[:3]} == {"s"} and {p.fitted_on for p in used[3:]} == {"o"}
+    manifest = report["manifest"]
+    assert manifest["sentence_fusion"]["fitted_on"] == "s"
+    assert {m: p["fitted_on"] for m, p in manifest["sentence_fusion_by_mode"].items()} == {"hybrid-sentence": "o", "fusion": "o"}
 
 
 def test_fitted_fusion_never_below_its_best_member_on_the_mini_set(mini_db, mini_claims, embedder):

@@ -114,16 +114,7 @@ def main() -> None:
 
         sub = claims[: args.sentence_limit] if args.sentence_limit else claims
         t1 = time.perf_counter()
-        sent_examples = []
-        for first, c in zip(final, sub, strict=False):
-            cands, rankings, _ = bench.sentence_candidates(c.claim, first, SENTENCE_POOL)
-            keys = [bench.sentence_key(x) for x in cands]
-
-            def sscore(r, keys=keys, c=c):
-                ranked = dedupe([keys[i] for i, _ in r])
-                return sentence_recall(ranked, c.gold_sentence_sets, 5) + 0.01 * sentence_recall(ranked, c.gold_sentence_sets, 10)
-
-            sent_examples.append(FitExample(rankings, sscore))
+        sent_examples = sentence_examples(bench, sub, final[: len(sub)])
         print(f"sentence candidates for {len(sub)} claims in {time.perf_counter() - t1:.0f} s", file=sys.stderr)
         sgrid = fusion_grid(["dense", "bm25", "passage"], steps=10)
         sdesc = (f"SciFact claims_train.jsonl (first {len(sub)} claims with evidence), candidates: sentences of "

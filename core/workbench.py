@@ -260,7 +260,7 @@ class Workbench:
         vector from this run's embedder — indexed under another embedding model, or under the
         other copy of this one (the int8 copy is the default only on CPUs where its products are
         exact, so a database moved between machines meets the other id: models/embed.py). Dense
-        search skips passages without vectors, so a run embeds them first (once). None when the
+        search skips passages without vectors, so a run embeds them first (once). None of them when the
         retrieval ``mode`` does not search vectors (BM25 alone, query2doc)."""
         from core.retrieve.searcher import VECTOR_MODES
         from store.sources import embedding_fingerprint, get_source, list_sources

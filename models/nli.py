@@ -346,10 +346,9 @@ def load_nli(
     if window_tokens is None and (ref.embedded or recipe_model(ref.path)):
         window_tokens = EMBEDDED_WINDOW_TOKENS
     # "auto": the int8 ONNX copy when built and the CPU has VNNI (models.onnx_build.int8_products_saturate;
-    # per-channel MatMul weights: half of fp32's CPU, argmax
-    # agreement .99 / .96 with fp32 on FEVER-Symmetric / VitaminC dev; the learned verdicts, fitted
-    # on fp32 judgements, score the same within noise on it — a refit on int8 judgements measured
-    # worse on SciFact), else the fp32 export (torch's probabilities), else torch
-    # (docs/benchmarks.md, issue 18 "int8 recipe"); CLAIMSCOPE_NLI_RUNTIME=onnx-fp32 or =torch opts out.
+    # INT8_RECIPE, SmoothQuant + per-channel MatMul weights: half of fp32's CPU, argmax agreement
+    # .992 / .976 with fp32 on FEVER-Symmetric / VitaminC dev; the learned verdicts score the same
+    # within noise on it), else the fp32 export (torch's probabilities), else torch
+    # (docs/benchmarks.md, issue 18 "SmoothQuant"); CLAIMSCOPE_NLI_RUNTIME=onnx-fp32 or =torch opts out.
     runtime = runtime or os.environ.get("CLAIMSCOPE_NLI_RUNTIME", "auto")
     return CrossEncoderNLI(ref, device=device, max_length=max_length, window_tokens=window_tokens, runtime=runtime)

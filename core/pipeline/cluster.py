@@ -36,14 +36,14 @@ import numpy as np
 from core.decompose.citations import CitedClaim, decompose_cited
 from core.errors import ClaimscopeError, InputError
 from core.pipeline.runner import Listener, Pipeline, passage_evidence
-from core.retrieve.searcher import Hit
+from core.retrieve.searcher import HYBRID_MODES, Hit
 from core.verify.verifier import ClaimVerdict
 from store import runs as rq
 from store.db import write_tx
 
 MAX_ATTEMPTS = 3  # tries per answer within one invocation (a killed actor, a failed answer)
 ACTOR_CPUS = 1  # CPUs a checking actor holds, and the threads its models use
-CLUSTER_MODES = ("bm25", "dense", "hybrid", "hybrid-sentence")
+CLUSTER_MODES = ("bm25", "dense", *HYBRID_MODES)
 
 
 class ClusterUnavailable(ClaimscopeError):
@@ -304,9 +304,9 @@ class RayBatch:
         db = self.pipeline.db
         path = db_file(db)
         sources = self.pipeline.searcher.sources(self.pipeline.sources)  # unknown source: fail before Ray starts
-        if self.pipeline.mode in ("dense", "hybrid", "hybrid-sentence"):  # build (or refresh) the FAISS files once, here
+        if self.pipeline.mode in ("dense", *HYBRID_MODES):  # build (or refresh) the FAISS files once, here
             self.pipeline.searcher.dense(sources)
-        if self.pipeline.mode in ("bm25", "hybrid", "hybrid-sentence"):  # and the Tantivy indexes of large sources
+        if self.pipeline.mode in ("bm25", *HYBRID_MODES):  # and the Tantivy indexes of large sources
             self.pipeline.searcher.bm25(sources)
         if self.options.ship:
             return Knowledge(files=ray.put(snapshot_files(path)))

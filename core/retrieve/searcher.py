@@ -8,9 +8,9 @@
   default) in a FAISS index; the query is the claim text without any prefix (seed 004 §5.4).
 - Hybrid (the default): BM25 and dense fused by the rule fitted on training claims
   (core/retrieve/fusion.py, ``core/retrieve/data/fusion.json``: weighted RRF or min-max score
-  fusion), over the top ``depth`` of each retriever; its top 20 passages fused again with
-  the cosine of their best sentence (core/retrieve/sentence_score.py, ``passage_sentences``
-  in fusion.json); then the subject's own document first
+  fusion), over the top ``depth`` of each retriever (``hybrid-sentence`` then fuses its top 20
+  passages again with the cosine of their best sentence: core/retrieve/sentence_score.py,
+  ``passage_sentences`` in fusion.json); then the subject's own document first
   (core/retrieve/subject.py) when the claim names an entity that has its own document and
   the restricted rule acts.
 - RRF: plain reciprocal-rank fusion, score(d) = Σ_r 1 / (k + rank_r(d)) with k = 60 and 1-based
@@ -109,12 +109,20 @@ class DenseRetriever:
         embedder: Embedder,
         index_kind: str = "auto",
     ) -> None:
+        """A source with passages but no vector from ``embedder`` (indexed under another model id)
+        is refused, not skipped: dense search over it would silently return nothing. Runs embed
+        such sources first (core.workbench.Workbench.unembedded_sources)."""
         self._embedder = embedder
-        self._indexes = [
-            idx
-            for s in sources
-            if (idx := vector_index(db, s, embedder.ref.model_id, index_kind)) is not None
-        ]
+        self._indexes = []
+        for s in sources:
+            idx = vector_index(db, s, embedder.ref.model_id, index_kind)
+            if idx is None and s.n_passages:
+                raise InputError(
+                    f"source {s.name!r} has no vectors from the embedder {embedder.ref.model_id} (it was indexed "
+                    "under another one); a run embeds them first, or re-add the source with `claimscope source add`"
+                )
+            if idx is not None:
+                self._indexes.append(idx)
 
     def encode_query(self, query: str) -> np.ndarray:
         return self._embedder.encode([query])[0]

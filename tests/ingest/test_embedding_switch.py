@@ -5,6 +5,10 @@ skips it, and the vectors already stored stay."""
 
 from __future__ import annotations
 
+import pytest
+
+from core.errors import InputError
+
 
 def test_a_source_indexed_with_another_embedder_gets_this_ones_vectors_before_a_run(tmp_path_factory, embedder, splitter):
     from core.retrieve.searcher import DenseRetriever
@@ -22,7 +26,8 @@ def test_a_source_indexed_with_another_embedder_gets_this_ones_vectors_before_a_
         db.execute("UPDATE embeddings SET model = 'another-embedder'")
     info = get_source(db, "moved")
     query = "Vitamin D deficiency is associated with disease"
-    assert DenseRetriever(db, [info], wb.embedder()).retrieve(query, 3) == []  # what a run would get
+    with pytest.raises(InputError, match="no vectors from the embedder"):  # never an empty dense search
+        DenseRetriever(db, [info], wb.embedder())
     assert wb.unembedded_sources(db, ()) == ["moved"] == wb.unembedded_sources(db, ("moved",), "hybrid")
     assert wb.unembedded_sources(db, (), "bm25") == []  # a mode that never searches vectors embeds nothing
     wb.ensure_sources(db, ())

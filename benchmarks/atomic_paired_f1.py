@@ -12,6 +12,11 @@ F1(b) − F1(a) reported. That interval is the noise a different draw of answers
     python benchmarks/atomic_paired_f1.py --path ../shared/data/factscore/InstructGPT_dev.jsonl \
         --path ../shared/data/factscore/ChatGPT_dev.jsonl --fold '!0/3' --runtimes lora,merged \
         --json benchmarks/results/atomic_paired_f1_factscore_heldout.json
+
+Two adapters are compared the same way: evaluate each in its own checkout (one runtime per
+report), then pair the two reports without decoding anything again:
+
+    python benchmarks/atomic_paired_f1.py --compare OLD.json NEW.json --json OUT.json
 """
 
 from __future__ import annotations
@@ -63,9 +68,52 @@ def f1(tp, prod, gold):
     return 2 * p * r / (p + r) if p + r else 0.0
 
 
-def main() -> None:
+def paired(a: str, rows_a: list[dict], b: str, rows_b: list[dict], bootstrap: int, seed: int) -> dict:
+    """F1(b) - F1(a), pooled, with a paired bootstrap over answers (rows: per-answer counts)."""
     import numpy as np
 
+    if len(rows_a) != len(rows_b):
+        raise SystemExit(f"{a} has {len(rows_a)} answers and {b} {len(rows_b)}: not the same answers")
+    rng = np.random.default_rng(seed)
+    n = len(rows_a)
+    arr = {k: np.array([[r["tp"][0], r["tp"][1], r["prod"], r["gold"]] for r in rows], dtype=float)
+           for k, rows in ((a, rows_a), (b, rows_b))}
+    if not np.array_equal(arr[a][:, 3], arr[b][:, 3]):
+        raise SystemExit("the two reports' gold counts differ answer by answer: not the same answers")
+    diffs: dict[str, list[float]] = {"0.6": [], "0.8": []}
+    for _ in range(bootstrap):
+        idx = rng.integers(0, n, n)
+        sa, sb = arr[a][idx].sum(0), arr[b][idx].sum(0)
+        diffs["0.6"].append(f1(sb[0], sb[2], sb[3]) - f1(sa[0], sa[2], sa[3]))
+        diffs["0.8"].append(f1(sb[1], sb[2], sb[3]) - f1(sa[1], sa[2], sa[3]))
+    ta, tb = arr[a].sum(0), arr[b].sum(0)
+    return {
+        "a": a, "b": b, "answers": n, "bootstrap": bootstrap, "seed": seed,
+        **{f"delta_f1@{th}": {"observed": f1(tb[k], tb[2], tb[3]) - f1(ta[k], ta[2], ta[3]),
+                              "ci95": [float(np.percentile(diffs[th], 2.5)), float(np.percentile(diffs[th], 97.5))]}
+           for k, th in enumerate(("0.6", "0.8"))},
+    }
+
+
+def compare(path_a: Path, path_b: Path, bootstrap: int, seed: int) -> dict:
+    """Two reports of this script, one runtime each (e.g. two adapters, each evaluated in its
+    own checkout), paired over their answers; they must hold the same files, fold and limit."""
+    reps = [json.loads(p.read_text()) for p in (path_a, path_b)]
+    for key in ("paths", "fold", "limit"):
+        if reps[0].get(key) != reps[1].get(key):
+            raise SystemExit(f"the reports differ in {key!r}: {reps[0].get(key)!r} vs {reps[1].get(key)!r}")
+    rows, names = [], []
+    for p, rep in zip((path_a, path_b), reps, strict=True):
+        if len(rep["runtimes"]) != 1:
+            raise SystemExit(f"{p}: expected a report of one runtime")
+        (rt, r), = rep["runtimes"].items()
+        rows.append([{"tp": x["matched"], "prod": x["produced"], "gold": x["gold"]} for x in r["per_answer"]])
+        names.append(f"{p.stem} ({rt}, adapter {str(r['model'].get('lora_sha256') or r['model'].get('sha256'))[:12]})")
+    return {"compared": [str(path_a), str(path_b)], "fold": reps[0]["fold"],
+            **paired(names[0], rows[0], names[1], rows[1], bootstrap, seed)}
+
+
+def main() -> None:
     from core.evaluate.decompose import THRESHOLDS, evaluate_decompose_sets, in_fold, load_decompose_dataset
     from core.settings import load_settings
     from core.workbench import Workbench
@@ -82,8 +130,16 @@ def main() -> None:
                     help="answer a prompt seen before from memory (FEVERFact rows repeat their intro's sentences); "
                          "outputs are unchanged (a prompt's answer is a function of its tokens: models/llm.py), "
                          "ms per sentence are then not a user's")
+    ap.add_argument("--compare", type=Path, nargs=2, metavar=("A.json", "B.json"),
+                    help="no decoding: pair two earlier reports of this script (e.g. two adapters) and bootstrap F1(B) - F1(A)")
     ap.add_argument("--json", type=Path, required=True)
     args = ap.parse_args()
+    if args.compare:
+        res = compare(*args.compare, args.bootstrap, args.seed)
+        print(json.dumps(res, indent=1))
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(res, indent=1) + "\n")
+        return
     runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
     thresholds = THRESHOLDS["jaccard"]
     answers = [a for p in args.path for a in [x for x in load_decompose_dataset("auto", p)
@@ -134,24 +190,8 @@ def main() -> None:
               file=sys.stderr, flush=True)
     if len(runtimes) == 2:
         a, b = runtimes
-        rng = np.random.default_rng(args.seed)
-        n = len(answers)
-        arr = {rt: np.array([[r["tp"][0], r["tp"][1], r["prod"], r["gold"]] for r in counts[rt]], dtype=float)
-               for rt in runtimes}
-        diffs = {"0.6": [], "0.8": []}
-        for _ in range(args.bootstrap):
-            idx = rng.integers(0, n, n)
-            sa, sb = arr[a][idx].sum(0), arr[b][idx].sum(0)
-            diffs["0.6"].append(f1(sb[0], sb[2], sb[3]) - f1(sa[0], sa[2], sa[3]))
-            diffs["0.8"].append(f1(sb[1], sb[2], sb[3]) - f1(sa[1], sa[2], sa[3]))
-        ta, tb = arr[a].sum(0), arr[b].sum(0)
-        out["paired"] = {
-            "a": a, "b": b, "answers": n, "bootstrap": args.bootstrap, "seed": args.seed,
-            "answers_with_equal_claims": sum(recs[a][x.text] == recs[b][x.text] for x in answers),
-            **{f"delta_f1@{th}": {"observed": f1(tb[k], tb[2], tb[3]) - f1(ta[k], ta[2], ta[3]),
-                                  "ci95": [float(np.percentile(diffs[th], 2.5)), float(np.percentile(diffs[th], 97.5))]}
-               for k, th in enumerate(("0.6", "0.8"))},
-        }
+        out["paired"] = paired(a, counts[a], b, counts[b], args.bootstrap, args.seed)
+        out["paired"]["answers_with_equal_claims"] = sum(recs[a][x.text] == recs[b][x.text] for x in answers)
         print(json.dumps(out["paired"], indent=1), file=sys.stderr)
     out["load_average_end"] = os.getloadavg()
     args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -15,11 +15,18 @@ fusion, once per mode (``--sentence-modes``, default ``hybrid,hybrid-sentence``)
 sentences of the top 10 passages of that mode's own ranking as ``eval retrieval`` builds it:
 ``hybrid``'s fit is the shared ``sentences`` block, every other mode's goes to
 ``sentences_by_mode`` (read by ``core.retrieve.fusion.load_sentence_fusion``).
+``--extra-set DATASET:CLAIMS:DB`` (repeatable) adds another dataset's *training* claims to that
+refit, indexed in its own database (e.g. WiCE's train split,
+``wice:../shared/data/wice/non_supported_tokens/train.jsonl:/tmp/wice_train.db``); the objective
+is then the mean over datasets of each dataset's mean, so the larger set does not outvote the other.
 
     PYTHONPATH=. python benchmarks/fit_fusion.py --db /tmp/h21-scifact.db \\
         [--sentence-limit 400] [--out core/retrieve/data/fusion.json]
     PYTHONPATH=. python benchmarks/fit_fusion.py --db /tmp/s31/scifact.db --sentences-only \\
         --out /tmp/s31/fusion_candidate.json --report benchmarks/results/fusion_fit_sentences_int8sq.json
+    PYTHONPATH=. python benchmarks/fit_fusion.py --db /tmp/s32/scifact_train.db --sentences-only \\
+        --extra-set wice:../shared/data/wice/non_supported_tokens/train.jsonl:/tmp/s32/wice_train.db \\
+        --out /tmp/s32/fusion_candidate.json --report benchmarks/results/fusion_fit_sentences_two_sets.json
 """
 
 from __future__ import annotations
@@ -28,13 +35,14 @@ import argparse
 import json
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from core.evaluate.metrics import dedupe, ndcg_at_k, recall_at_k  # noqa: E402
-from core.evaluate.retrieval import scifact_bench, sentence_recall  # noqa: E402
+from core.evaluate.retrieval import corpus_bench, scifact_bench, sentence_recall  # noqa: E402
 from core.evaluate.retrieval_sets import load_retrieval_set  # noqa: E402
 from core.retrieve.fusion import PLAIN_RRF, FitExample, FusionParams, fit_fusion, fuse, fusion_grid, params_json  # noqa: E402
 from core.retrieve.sentence_rank import SENTENCE_POOL  # noqa: E402
@@ -54,6 +62,8 @@ def main() -> None:
     ap.add_argument("--sentences-only", action="store_true",
                     help="keep the shipped passage weights; refit the evidence-sentence fusion per mode")
     ap.add_argument("--sentence-modes", default="hybrid,hybrid-sentence", help="with --sentences-only")
+    ap.add_argument("--extra-set", action="append", default=[], metavar="DATASET:CLAIMS:DB",
+                    help="with --sentences-only: another dataset's training claims (indexed into DB), macro-averaged")
     ap.add_argument("--out", type=Path, default=ROOT / "core" / "retrieve" / "data" / "fusion.json")
     ap.add_argument("--report", type=Path, default=ROOT / "benchmarks" / "results" / "fusion_fit_scifact_train.json")
     args = ap.parse_args()
@@ -65,9 +75,20 @@ def main() -> None:
     claims = data.claims
     t0 = time.perf_counter()
     if args.sentences_only:
-        with scifact_bench(args.corpus, load_embedder, SpacySentenceSplitter, index_kinds=["flat"], db_path=args.db) as bench:
-            fit_sentences_per_mode(bench, claims, args, t0)
+        with ExitStack() as stack:
+            sets = [("scifact", stack.enter_context(scifact_bench(
+                args.corpus, load_embedder, SpacySentenceSplitter, index_kinds=["flat"], db_path=args.db)), claims)]
+            for spec in args.extra_set:
+                name, path, db = extra_set_spec(spec)
+                extra = load_retrieval_set(name, path)
+                bench = stack.enter_context(corpus_bench(
+                    extra.documents, extra.fmt, path, load_embedder, SpacySentenceSplitter, index_kinds=["flat"],
+                    db_path=db, source=f"train-{name}"))
+                sets.append((name, bench, extra.claims))
+            fit_sentences_per_mode(sets, args, t0)
         return
+    if args.extra_set:
+        ap.error("--extra-set needs --sentences-only")
     with scifact_bench(args.corpus, load_embedder, SpacySentenceSplitter, index_kinds=["flat"], db_path=args.db) as bench:
         members = [bench.members(c.claim)[0] for c in claims]
         print(f"member rankings for {len(claims)} train claims in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
@@ -192,33 +213,60 @@ def sentence_examples(bench, claims, rankings) -> list[FitExample]:
     return out
 
 
-def fit_sentences_per_mode(bench, claims, args, t0: float) -> None:
+def extra_set_spec(spec: str) -> tuple[str, Path, Path]:
+    """``DATASET:CLAIMS:DB`` of ``--extra-set``."""
+    parts = spec.split(":")
+    if len(parts) != 3 or not all(parts):
+        raise SystemExit(f"--extra-set {spec!r}: expected DATASET:CLAIMS:DB")
+    return parts[0], Path(parts[1]), Path(parts[2])
+
+
+def macro(examples: list[FitExample], n_sets: int, n_total: int) -> list[FitExample]:
+    """The examples of one dataset, their scores scaled so that the plain mean over every
+    dataset's examples (what ``fit_fusion`` maximises) is the mean of the datasets' means."""
+    w = n_total / (n_sets * len(examples))
+    return [FitExample(ex.rankings, lambda r, _s=ex.score: w * _s(r)) for ex in examples]
+
+
+def fit_sentences_per_mode(sets: list[tuple[str, object, list]], args, t0: float) -> None:
     """Refit the evidence-sentence fusion once per retrieval mode over that mode's own passage
-    ranking; the passage weights stay as shipped. Writes ``--out`` (the shipped file with the
-    sentence blocks replaced) and ``--report`` (each fit with its training table)."""
+    ranking, on the training claims of every dataset in ``sets`` ((name, bench, claims);
+    macro-averaged); the passage weights stay as shipped. Writes ``--out`` (the shipped file with
+    the sentence blocks replaced) and ``--report`` (each fit with its training table per set)."""
     from core.retrieve.fusion import SENTENCES_BY_MODE_KEY, SENTENCES_KEY, load_sentence_fusion
 
-    sub = claims[: args.sentence_limit] if args.sentence_limit else claims
+    sets = [(name, bench, claims[: args.sentence_limit] if args.sentence_limit else claims)
+            for name, bench, claims in sets]
     shipped = json.loads((ROOT / "core" / "retrieve" / "data" / "fusion.json").read_text())
     out = dict(shipped)
-    report = {"task": "fusion_fit_sentences", "embedder": bench.embedder.ref.model_id, "claims": len(sub), "modes": {}}
+    embedder = sets[0][1].embedder.ref.model_id
+    report = {"task": "fusion_fit_sentences", "embedder": embedder,
+              "claims": {name: len(claims) for name, _, claims in sets}, "modes": {}}
     sgrid = fusion_grid(["dense", "bm25", "passage"], steps=10)
+    n_total = sum(len(claims) for _, _, claims in sets)
+    on = " + ".join(f"{name} train ({len(claims)} claims with evidence)" for name, _, claims in sets)
     for mode in [m.strip() for m in args.sentence_modes.split(",") if m.strip()]:
         t1 = time.perf_counter()
-        rankings = [bench.passage_ranking(mode, c.claim, "flat")[0] for c in sub]
-        examples = sentence_examples(bench, sub, rankings)
-        print(f"{mode}: sentence candidates for {len(sub)} claims in {time.perf_counter() - t1:.0f} s", file=sys.stderr)
-        desc = (f"SciFact claims_train.jsonl ({len(sub)} claims with evidence), embedder {bench.embedder.ref.model_id}; "
-                f"candidates: sentences of the top {SENTENCE_POOL} passages of mode {mode} (as eval retrieval ranks "
-                "them); objective: mean rationale-sentence recall@5 + 0.01 * recall@10; grid: weighted RRF k in "
+        per_set: dict[str, list[FitExample]] = {}
+        for name, bench, claims in sets:
+            rankings = [bench.passage_ranking(mode, c.claim, "flat")[0] for c in claims]
+            per_set[name] = sentence_examples(bench, claims, rankings)
+        examples = [ex for exs in per_set.values() for ex in macro(exs, len(sets), n_total)]
+        print(f"{mode}: sentence candidates for {n_total} claims in {time.perf_counter() - t1:.0f} s", file=sys.stderr)
+        desc = (f"{on}, embedder {embedder}; candidates: sentences of the top {SENTENCE_POOL} passages of mode "
+                f"{mode} (as eval retrieval ranks them); objective: mean rationale-sentence recall@5 + 0.01 * "
+                f"recall@10{', averaged over the datasets' if len(sets) > 1 else ''}; grid: weighted RRF k in "
                 "{1,5,10,20,40,60,100} and min-max, weights in steps of 0.1")
         fitted, train = fit_fusion(examples, sgrid, desc)
         current = load_sentence_fusion(mode)
-        table = {name: sum(ex.score(ex.rankings[name]) for ex in examples) / len(examples)
-                 for name in ("dense", "bm25", "passage")}
-        table["current"] = sum(ex.score(fuse(ex.rankings, current)) for ex in examples) / len(examples)
-        print(f"{mode}: {fitted} train {train:.4f} members/current {table}", file=sys.stderr)
-        report["modes"][mode] = {**params_json(fitted), "train_objective": train, "train_members": table,
+        tables = {}
+        for name, exs in per_set.items():
+            table = {m: sum(ex.score(ex.rankings[m]) for ex in exs) / len(exs) for m in ("dense", "bm25", "passage")}
+            table["current"] = sum(ex.score(fuse(ex.rankings, current)) for ex in exs) / len(exs)
+            table["fitted"] = sum(ex.score(fuse(ex.rankings, fitted)) for ex in exs) / len(exs)
+            tables[name] = table
+        print(f"{mode}: {fitted} train {train:.4f} per set {tables}", file=sys.stderr)
+        report["modes"][mode] = {**params_json(fitted), "train_objective": train, "train_by_set": tables,
                                  "current": params_json(current)}
         if mode == "hybrid":
             out[SENTENCES_KEY] = params_json(fitted)

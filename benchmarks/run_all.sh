@@ -133,6 +133,26 @@ $CS --db "$DB" eval leakage --claims $D/scifact/claims_dev.jsonl --corpus $D/sci
 $PY benchmarks/vector_index.py "$DB" scifact --sizes 12000,100000,300000 --json $R/vector_index_flat_vs_hnsw.json
 $PY benchmarks/verdicts_scifact_retrieval.py "$DB" $D/scifact/claims_dev.jsonl --json $R/verdicts_scifact_retrieval.json
 
+# Retrieval on three dev sets with the int8 (SmoothQuant) embedder, and the evidence-sentence
+# weights fitted on SciFact train + WiCE train (docs/benchmarks.md, sessions 7-8). The
+# *_int8sq_embedder.json files were written with the weights shipped before session 8;
+# *_two_set_refit.json with the shipped ones. Climate-FEVER and WiCE get databases of their own.
+EV=$(mktemp -d)
+M4=bm25,dense,hybrid,hybrid-sentence
+export CLAIMSCOPE_EMBED_RUNTIME=onnx-int8
+PYTHONPATH=. $PY benchmarks/fit_fusion.py --db "$DB" --sentences-only \
+    --extra-set wice:$D/wice/non_supported_tokens/train.jsonl:$EV/wice_train.db \
+    --out $EV/fusion_candidate.json --report $R/fusion_fit_sentences_two_sets.json
+$CS --db "$DB" eval retrieval --dataset scifact --claims $D/scifact/claims_dev.jsonl --corpus $D/scifact/corpus.jsonl \
+    --modes $M4 --index-kinds flat --json $R/retrieval_scifact_dev_two_set_refit.json
+$CS --db $EV/cf.db eval retrieval --dataset climate-fever --claims $D/climate_fever/dev.jsonl \
+    --modes $M4 --index-kinds flat --json $R/retrieval_climate_fever_dev_two_set_refit.json
+$CS --db $EV/wice.db eval retrieval --dataset wice --claims $D/wice/entailment_retrieval/claim/dev.jsonl \
+    --modes $M4 --index-kinds flat --json $R/retrieval_wice_dev_two_set_refit.json
+$PY benchmarks/verdicts_scifact_retrieval.py "$DB" $D/scifact/claims_dev.jsonl --limit 150 \
+    --json $R/verdicts_scifact_retrieval_150_s8_after.json
+unset CLAIMSCOPE_EMBED_RUNTIME
+
 # The workbench's time to first and last verdict needs wiki-vital indexed
 if [ -n "$WIKI_DB" ]; then
   $PY benchmarks/tui_timing.py --db "$WIKI_DB" --repeat 1 --out $R/tui_timing.json

@@ -120,7 +120,7 @@ def main() -> None:
     from models.atomic import RUNTIME_ENV
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--path", type=Path, action="append", required=True)
+    ap.add_argument("--path", type=Path, action="append", default=[])
     ap.add_argument("--fold", default=None)
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--runtimes", default="lora,merged")
@@ -140,6 +140,8 @@ def main() -> None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(res, indent=1) + "\n")
         return
+    if not args.path:
+        ap.error("--path is required (unless --compare)")
     runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
     thresholds = THRESHOLDS["jaccard"]
     answers = [a for p in args.path for a in [x for x in load_decompose_dataset("auto", p)

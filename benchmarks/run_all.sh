@@ -140,6 +140,8 @@ $PY benchmarks/verdicts_scifact_retrieval.py "$DB" $D/scifact/claims_dev.jsonl -
 EV=$(mktemp -d)
 M4=bm25,dense,hybrid,hybrid-sentence
 export CLAIMSCOPE_EMBED_RUNTIME=onnx-int8
+# re-ranking latency before the dev sentences' int8 vectors are cached, then after (idle machine)
+PYTHONPATH=. $PY benchmarks/rerank_latency.py --db "$DB" --tops 10,20 --json $R/rerank_latency_scifact_int8sq_idle_uncached.json
 PYTHONPATH=. $PY benchmarks/fit_fusion.py --db "$DB" --sentences-only \
     --extra-set wice:$D/wice/non_supported_tokens/train.jsonl:$EV/wice_train.db \
     --out $EV/fusion_candidate.json --report $R/fusion_fit_sentences_two_sets.json
@@ -151,6 +153,7 @@ $CS --db $EV/wice.db eval retrieval --dataset wice --claims $D/wice/entailment_r
     --modes $M4 --index-kinds flat --json $R/retrieval_wice_dev_two_set_refit.json
 $PY benchmarks/verdicts_scifact_retrieval.py "$DB" $D/scifact/claims_dev.jsonl --limit 150 \
     --json $R/verdicts_scifact_retrieval_150_s8_after.json
+PYTHONPATH=. $PY benchmarks/rerank_latency.py --db "$DB" --tops 10,20 --json $R/rerank_latency_scifact_int8sq_idle.json
 unset CLAIMSCOPE_EMBED_RUNTIME
 
 # The workbench's time to first and last verdict needs wiki-vital indexed

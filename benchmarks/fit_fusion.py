@@ -44,7 +44,16 @@ sys.path.insert(0, str(ROOT))
 from core.evaluate.metrics import dedupe, ndcg_at_k, recall_at_k  # noqa: E402
 from core.evaluate.retrieval import corpus_bench, scifact_bench, sentence_recall  # noqa: E402
 from core.evaluate.retrieval_sets import load_retrieval_set  # noqa: E402
-from core.retrieve.fusion import PLAIN_RRF, FitExample, FusionParams, fit_fusion, fuse, fusion_grid, params_json  # noqa: E402
+from core.retrieve.fusion import (  # noqa: E402
+    PLAIN_RRF,
+    FitExample,
+    FusionParams,
+    fit_fusion,
+    fuse,
+    fusion_grid,
+    macro_average,
+    params_json,
+)
 from core.retrieve.sentence_rank import SENTENCE_POOL  # noqa: E402
 from core.retrieve.sentence_score import SENTENCE_SCORE_POOL, with_best_sentence  # noqa: E402
 from store import sources as sq  # noqa: E402
@@ -221,13 +230,6 @@ def extra_set_spec(spec: str) -> tuple[str, Path, Path]:
     return parts[0], Path(parts[1]), Path(parts[2])
 
 
-def macro(examples: list[FitExample], n_sets: int, n_total: int) -> list[FitExample]:
-    """The examples of one dataset, their scores scaled so that the plain mean over every
-    dataset's examples (what ``fit_fusion`` maximises) is the mean of the datasets' means."""
-    w = n_total / (n_sets * len(examples))
-    return [FitExample(ex.rankings, lambda r, _s=ex.score: w * _s(r)) for ex in examples]
-
-
 def fit_sentences_per_mode(sets: list[tuple[str, object, list]], args, t0: float) -> None:
     """Refit the evidence-sentence fusion once per retrieval mode over that mode's own passage
     ranking, on the training claims of every dataset in ``sets`` ((name, bench, claims);
@@ -251,7 +253,7 @@ def fit_sentences_per_mode(sets: list[tuple[str, object, list]], args, t0: float
         for name, bench, claims in sets:
             rankings = [bench.passage_ranking(mode, c.claim, "flat")[0] for c in claims]
             per_set[name] = sentence_examples(bench, claims, rankings)
-        examples = [ex for exs in per_set.values() for ex in macro(exs, len(sets), n_total)]
+        examples = macro_average(list(per_set.values()))
         print(f"{mode}: sentence candidates for {n_total} claims in {time.perf_counter() - t1:.0f} s", file=sys.stderr)
         desc = (f"{on}, embedder {embedder}; candidates: sentences of the top {SENTENCE_POOL} passages of mode "
                 f"{mode} (as eval retrieval ranks them); objective: mean rationale-sentence recall@5 + 0.01 * "

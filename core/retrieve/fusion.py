@@ -159,6 +159,17 @@ def _simplex(n: int, steps: int) -> list[tuple[float, ...]]:
     return sorted(set(out))
 
 
+def macro_average(groups: Sequence[Sequence[FitExample]]) -> list[FitExample]:
+    """The examples of several datasets as one list whose plain mean score (what
+    :func:`fit_fusion` maximises) is the mean of the datasets' means: each example's score is
+    scaled by ``total / (len(groups) * len(its group))``, so a larger training set does not
+    outvote a smaller one (the evidence-sentence weights are fitted on two sets, issue 21)."""
+    groups = [g for g in groups if g]
+    total = sum(len(g) for g in groups)
+    return [FitExample(ex.rankings, lambda r, _s=ex.score, _w=total / (len(groups) * len(g)): _w * _s(r))
+            for g in groups for ex in g]
+
+
 def fit_fusion(examples: Sequence[FitExample], grid: Sequence[FusionParams], fitted_on: str) -> tuple[FusionParams, float]:
     """The grid rule with the best mean score over ``examples`` (ties: the earlier rule in
     the grid). Returns the rule (``fitted_on`` filled in) and its mean training score."""

@@ -18,6 +18,7 @@ from core.retrieve.fusion import (
     fusion_grid,
     load_fusion,
     load_sentence_fusion,
+    macro_average,
     minmax_fusion,
     weighted_rrf,
 )
@@ -65,6 +66,27 @@ def test_grid_holds_each_member_alone_and_fit_picks_the_best():
                     lambda r: 1.0 if r[0][0] == 7 else 0.0)
     best, score = fit_fusion([ex], grid, "toy")
     assert score == 1.0 and best.weights["b"] > best.weights["a"] and best.fitted_on == "toy"
+
+
+def test_macro_average_gives_each_dataset_one_vote():
+    # member "a" finds item 7 in the three claims of one set, member "b" in the one claim of the
+    # other: pooled, "a" alone wins 3 to 1; averaged over the sets, both score .5 and a fusion
+    # that finds 7 in all four claims scores 1 either way
+    big = [FitExample({"a": [(7, 1.0), (1, 0.5)], "b": [(1, 1.0), (2, 0.5), (7, 0.1)]},
+                      lambda r: 1.0 if r[0][0] == 7 else 0.0) for _ in range(3)]
+    small = [FitExample({"a": [(1, 1.0), (2, 0.5), (7, 0.1)], "b": [(7, 1.0), (1, 0.5)]},
+                        lambda r: 1.0 if r[0][0] == 7 else 0.0)]
+    a_alone, b_alone = FusionParams("rrf", 60, {"a": 1.0, "b": 0.0}), FusionParams("rrf", 60, {"a": 0.0, "b": 1.0})
+
+    def mean(examples, params):
+        return sum(ex.score(fuse(ex.rankings, params)) for ex in examples) / len(examples)
+
+    assert mean(big + small, a_alone) == pytest.approx(0.75) and mean(big + small, b_alone) == pytest.approx(0.25)
+    macro = macro_average([big, small, []])
+    assert len(macro) == 4
+    assert mean(macro, a_alone) == pytest.approx(0.5) and mean(macro, b_alone) == pytest.approx(0.5)
+    _, score = fit_fusion(macro, [a_alone, b_alone], "two sets")
+    assert score == pytest.approx(0.5)
 
 
 def test_shipped_fusion_is_fitted_on_training_claims_or_plain_rrf(tmp_path):

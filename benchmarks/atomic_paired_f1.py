@@ -113,6 +113,33 @@ def compare(path_a: Path, path_b: Path, bootstrap: int, seed: int) -> dict:
             **paired(names[0], rows[0], names[1], rows[1], bootstrap, seed)}
 
 
+def without_complement(args) -> None:
+    """Pooled F1 of a --dump-claims file with and without the claims the ``rules`` complement
+    added (core/decompose/atomic.py: COMPLEMENT_NOTE); the complement only adds claims, so
+    dropping them gives exactly what ``AtomicDecomposer(complement=False)`` writes."""
+    from core.decompose.atomic import COMPLEMENT_NOTE
+    from core.evaluate.decompose import THRESHOLDS, in_fold, load_decompose_dataset
+
+    thresholds = THRESHOLDS["jaccard"]
+    answers = [a for p in args.path for a in [x for x in load_decompose_dataset("auto", p)
+                                                if in_fold(x.topic, args.fold)][: args.limit or None]]
+    dumped = json.loads(args.without_complement.read_text())
+    out: dict = {"paths": [str(p) for p in args.path], "fold": args.fold, "limit": args.limit, "runtimes": {}}
+    for rt, recs in dumped.items():
+        kept = {t: [c for c in cs if c.get("note") != COMPLEMENT_NOTE] for t, cs in recs.items()}
+        for name, claims_of in (("with", recs), ("without", kept)):
+            rows = per_answer(answers, claims_of, thresholds)
+            tp, prod, gold = (sum(r["tp"][0] for r in rows), sum(r["prod"] for r in rows), sum(r["gold"] for r in rows))
+            out["runtimes"][f"{rt} {name} complement"] = {
+                "precision": tp / prod if prod else 0.0, "recall": tp / gold if gold else 0.0, "f1": f1(tp, prod, gold),
+                "f1@0.8": f1(sum(r["tp"][1] for r in rows), prod, gold), "produced": prod, "matched": tp, "gold": gold}
+        out["paired"] = paired(f"{rt} with", per_answer(answers, recs, thresholds), f"{rt} without",
+                               per_answer(answers, kept, thresholds), args.bootstrap, args.seed)
+    print(json.dumps(out, indent=1))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(out, indent=1) + "\n")
+
+
 def main() -> None:
     from core.evaluate.decompose import THRESHOLDS, evaluate_decompose_sets, in_fold, load_decompose_dataset
     from core.settings import load_settings
@@ -132,6 +159,11 @@ def main() -> None:
                          "ms per sentence are then not a user's")
     ap.add_argument("--compare", type=Path, nargs=2, metavar=("A.json", "B.json"),
                     help="no decoding: pair two earlier reports of this script (e.g. two adapters) and bootstrap F1(B) - F1(A)")
+    ap.add_argument("--dump-claims", type=Path, default=None,
+                    help="also write every answer's claims (dataset text: keep it out of the repository) for "
+                         "offline studies such as the complement ablation (--without-complement)")
+    ap.add_argument("--without-complement", type=Path, default=None, metavar="CLAIMS.json",
+                    help="no decoding: re-score a --dump-claims file without the claims the rules complement added")
     ap.add_argument("--json", type=Path, required=True)
     args = ap.parse_args()
     if args.compare:
@@ -142,6 +174,9 @@ def main() -> None:
         return
     if not args.path:
         ap.error("--path is required (unless --compare)")
+    if args.without_complement:
+        without_complement(args)
+        return
     runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
     thresholds = THRESHOLDS["jaccard"]
     answers = [a for p in args.path for a in [x for x in load_decompose_dataset("auto", p)
@@ -160,7 +195,8 @@ def main() -> None:
 
         def recording(text, _orig=orig, _rec=recorded):
             claims = _orig(text)
-            _rec[text] = [{"text": c.text, "span": list(c.span), "checkable": c.checkable} for c in claims]
+            _rec[text] = [{"text": c.text, "span": list(c.span), "checkable": c.checkable, "note": c.note}
+                          for c in claims]
             return claims
 
         dec.decompose = recording  # type: ignore[method-assign]
@@ -195,6 +231,8 @@ def main() -> None:
         out["paired"] = paired(a, counts[a], b, counts[b], args.bootstrap, args.seed)
         out["paired"]["answers_with_equal_claims"] = sum(recs[a][x.text] == recs[b][x.text] for x in answers)
         print(json.dumps(out["paired"], indent=1), file=sys.stderr)
+    if args.dump_claims:
+        args.dump_claims.write_text(json.dumps({rt: recs[rt] for rt in runtimes}) + "\n")
     out["load_average_end"] = os.getloadavg()
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(out, indent=1) + "\n")

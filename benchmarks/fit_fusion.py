@@ -85,7 +85,7 @@ def main() -> None:
     t0 = time.perf_counter()
     if args.sentences_only:
         with ExitStack() as stack:
-            sets = [("scifact", stack.enter_context(scifact_bench(
+            sets = [(f"SciFact {args.claims.name}", stack.enter_context(scifact_bench(
                 args.corpus, load_embedder, SpacySentenceSplitter, index_kinds=["flat"], db_path=args.db)), claims)]
             for spec in args.extra_set:
                 name, path, db = extra_set_spec(spec)
@@ -93,7 +93,7 @@ def main() -> None:
                 bench = stack.enter_context(corpus_bench(
                     extra.documents, extra.fmt, path, load_embedder, SpacySentenceSplitter, index_kinds=["flat"],
                     db_path=db, source=f"train-{name}"))
-                sets.append((name, bench, extra.claims))
+                sets.append((f"{name} {path.parent.name}/{path.name}", bench, extra.claims))
             fit_sentences_per_mode(sets, args, t0)
         return
     if args.extra_set:
@@ -246,7 +246,7 @@ def fit_sentences_per_mode(sets: list[tuple[str, object, list]], args, t0: float
               "claims": {name: len(claims) for name, _, claims in sets}, "modes": {}}
     sgrid = fusion_grid(["dense", "bm25", "passage"], steps=10)
     n_total = sum(len(claims) for _, _, claims in sets)
-    on = " + ".join(f"{name} train ({len(claims)} claims with evidence)" for name, _, claims in sets)
+    on = " + ".join(f"{name} ({len(claims)} claims with evidence)" for name, _, claims in sets)
     for mode in [m.strip() for m in args.sentence_modes.split(",") if m.strip()]:
         t1 = time.perf_counter()
         per_set: dict[str, list[FitExample]] = {}

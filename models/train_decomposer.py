@@ -78,7 +78,10 @@ def base_gguf() -> Path:
 
 
 def in_fold(topic: str, spec: str) -> bool:
-    """Same convention as ``core.evaluate.decompose.in_fold`` ("K/N" keeps fold K, "!K/N" the rest)."""
+    """Same convention as ``core.evaluate.decompose.in_fold`` ("K/N" keeps fold K, "!K/N" the
+    rest); "all" keeps every topic (the shipped adapter, once the folds have measured the recipe)."""
+    if spec == "all":
+        return True
     m = re.fullmatch(r"(!?)(\d+)/(\d+)", spec)
     if not m:
         raise ValueError(f"bad fold {spec!r}")
@@ -122,6 +125,8 @@ def build_mix(cfg: dict) -> tuple[list[dict], dict]:
         for _ in range(int(data.get("repeat", {}).get(source, 1))):
             out.append({"source": source, "sentence": sentence.strip(), "context": context, "facts": facts})
 
+    fold = data["factscore_fold"]
+    fs_source = "factscore_all" if fold == "all" else "factscore_fold" + fold.replace("/", "of")
     for rel in data["factscore_files"]:
         for rec in read_jsonl(root / rel):
             if not in_fold(str(rec.get("topic") or ""), data["factscore_fold"]):
@@ -129,7 +134,7 @@ def build_mix(cfg: dict) -> tuple[list[dict], dict]:
             anns = [a for a in rec.get("annotations") or [] if isinstance(a, dict) and isinstance(a.get("text"), str)]
             for i, a in enumerate(anns):
                 ctx = context_of(anns[0]["text"], anns[i - 1]["text"], cchars) if i else ""
-                add("factscore_fold" + data["factscore_fold"].replace("/", "of"), a["text"],
+                add(fs_source, a["text"],
                     ctx, [f.get("text") for f in a.get("human-atomic-facts") or []])
     for rel in data["feverfact_files"]:
         for rec in read_jsonl(root / rel):

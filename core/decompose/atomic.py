@@ -4,7 +4,8 @@ FActScore (Min et al. 2023, §3.1; seed 004 §5.5) breaks each sentence of a gen
 atomic facts, "short sentences conveying one piece of information", written by InstructGPT
 and edited by people. This decomposer learns that task: a LoRA adapter over the embedded
 SmolLM2-135M-Instruct GGUF, trained by ``models/train_decomposer.py`` on FActScore's human
-atomic facts (topics of one fold only), FEVERFact validation and FActScore's demonstrations,
+atomic facts (every dev topic since session 8; the recipe was measured by topic folds first),
+FEVERFact validation and FActScore's demonstrations,
 and applied by llama.cpp at load (``models/decomposer/atomic-lora.gguf``, ``models/atomic.py``) —
 or, once ``make install`` has merged it into the base (``models/atomic_merge.py``), that merge.
 

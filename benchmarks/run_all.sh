@@ -96,6 +96,13 @@ fi
 # ---------------------------------------------------------------- LONG: hours, or an indexed database
 # LLM judge over 40 pairs × 5 injections, bare and verifier path (≈ 10 min per 40 pairs each)
 $PY benchmarks/prompt_injection.py --n 40 --json $R/prompt_injection.json
+# The trained decomposer as shipped (session 8; ≈ 10 min each). The fold-2 and v1 figures need
+# the adapters of those runs installed (docs/benchmarks.md, "Session 8"): they are not rebuilt here.
+$PY benchmarks/atomic_paired_f1.py --path $D/decomposition/feverfact.test.jsonl --limit 150 --runtimes merged --memo \
+    --json $R/atomic_f1_feverfact_test150_s8.json
+$PY benchmarks/atomic_speed.py --repeat 3 --json $R/atomic_speed_s8_idle.json
+$CS eval decompose --match jaccard --decomposers rules --path $D/factscore/InstructGPT_dev.jsonl \
+    --path $D/factscore/ChatGPT_dev.jsonl --fold 2/3 --json $R/decompose_factscore_fold2_jaccard_rules.json
 # LLM decomposer (≈ 14 s per sentence on 2 cores)
 $CS eval decompose --decomposers sentence,rules,llm --limit 2 \
     --path $D/factscore/ChatGPT_dev.jsonl --path $D/factscore/InstructGPT_dev.jsonl \

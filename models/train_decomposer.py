@@ -7,9 +7,10 @@ Usage (from the repository root, offline; training-only deps: ``pip install '.[t
 
 What it does, all driven by the TOML config:
 
-* builds the data mix: FActScore dev human atomic facts of the topics in ONE fold (``0/3``;
-  the held-out evaluation ``--fold '!0/3'`` never sees them; a topic's fold is the SHA-1 of
-  the topic modulo N, as in ``core.evaluate.decompose.in_fold``), FEVERFact validation and
+* builds the data mix: FActScore dev human atomic facts of the topics of ``factscore_fold``
+  (``K/N``, ``!K/N`` or ``all``; a topic's fold is the SHA-1 of the topic modulo N, as in
+  ``core.evaluate.decompose.in_fold``, so a recipe is measured on folds it never saw before the
+  shipped adapter trains on ``all``), FEVERFact validation and
   FActScore's human-written demonstrations; any sentence that also occurs in a blocklisted
   (evaluation) file is dropped;
 * renders each sentence with the runtime's own prompt (``models/atomic.py``: context = the

@@ -164,6 +164,8 @@ def main() -> None:
                          "offline studies such as the complement ablation (--without-complement)")
     ap.add_argument("--without-complement", type=Path, default=None, metavar="CLAIMS.json",
                     help="no decoding: re-score a --dump-claims file without the claims the rules complement added")
+    ap.add_argument("--standalone", action="store_true",
+                    help="score the claims as check makes them (subject named instead of an opening pronoun)")
     ap.add_argument("--json", type=Path, required=True)
     args = ap.parse_args()
     if args.compare:
@@ -181,12 +183,13 @@ def main() -> None:
     thresholds = THRESHOLDS["jaccard"]
     answers = [a for p in args.path for a in [x for x in load_decompose_dataset("auto", p)
                                                 if in_fold(x.topic, args.fold)][: args.limit or None]]
-    out: dict = {"paths": [str(p) for p in args.path], "fold": args.fold, "limit": args.limit, "memo": args.memo, "runtimes": {},
+    out: dict = {"paths": [str(p) for p in args.path], "fold": args.fold, "limit": args.limit, "memo": args.memo,
+                 "standalone": args.standalone, "runtimes": {},
                  "load_average_start": os.getloadavg()}
     counts, recs = {}, {}
     for rt in runtimes:
         os.environ[RUNTIME_ENV] = rt
-        dec = Workbench(load_settings(None)).decomposer("atomic")
+        dec = Workbench(load_settings(None)).decomposer("atomic", standalone=args.standalone)
         model = dec.llm.ref.manifest()
         if (rt == "merged") != bool(model.get("lora_merged")):
             raise SystemExit(f"runtime {rt}: the decomposer loaded {model['path']} (is the merged model built?)")

@@ -32,7 +32,8 @@ def main() -> None:
     args = ap.parse_args()
     from models.nlp import SpacySentenceSplitter
 
-    decs = {n: make_decomposer(n, SpacySentenceSplitter) for n in args.decomposers.split(",") if n}
+    # as written (FActScore's style, what `claimscope decompose` prints), beside the people's facts
+    decs = {n: make_decomposer(n, SpacySentenceSplitter, standalone=False) for n in args.decomposers.split(",") if n}
     answers = [a for a in load_decompose_dataset("factscore", args.path) if in_fold(a.topic, args.fold)]
     rows = []
     for k, ans in enumerate(answers[: args.n]):

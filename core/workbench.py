@@ -145,11 +145,14 @@ class Workbench:
         terms = self._model(("subject-terms",), lambda: SubjectTerms(pipeline=self.spacy())) if options.grounding else None
         return Verifier(self.nli(options.verifier), thresholds, subject_terms=terms, verdict_rule=options.verdict_rule)
 
-    def decomposer(self, name: str):
+    def decomposer(self, name: str, standalone: bool = True):
+        """A decomposer by name; ``standalone`` claims (a check's) name the answer's subject
+        instead of an opening pronoun (core.decompose.make_decomposer)."""
         from core.decompose import make_decomposer
 
         llm = self.settings.llm if name == "llm" else None
-        return self._model(("decomposer", name, llm or ""), lambda: make_decomposer(name, self.splitter, llm, self.spacy))
+        return self._model(("decomposer", name, llm or "", standalone),
+                           lambda: make_decomposer(name, self.splitter, llm, self.spacy, standalone=standalone))
 
     def entities(self):
         """spaCy NER of the embedded English pipeline (claim entity overlap, seed 001 §4.1)."""

@@ -17,12 +17,16 @@ __all__ = ["DECOMPOSERS", "Claim", "Decomposer", "SentenceDecomposer", "make_dec
 DECOMPOSERS = ("rules", "sentence", "llm", "atomic")
 
 
-def make_decomposer(name: str, splitter_factory, llm_spec: str | None = None, spacy_factory=None) -> Decomposer:
+def make_decomposer(name: str, splitter_factory, llm_spec: str | None = None, spacy_factory=None,
+                    standalone: bool = True) -> Decomposer:
     """``rules`` (default: deterministic atomic claims), ``sentence``, ``llm`` (a GGUF model,
     ``llm_spec``: ``embedded`` or a path; llm.py), or ``atomic`` (the shipped LoRA adapter over
     the embedded SmolLM2 base it was trained on; ``llm_spec`` does not apply; atomic.py).
     ``spacy_factory`` returns the process's shared models.nlp.SpacyPipeline (the composition
-    root passes it: one spaCy load per process); without it each decomposer loads its own."""
+    root passes it: one spaCy load per process); without it each decomposer loads its own.
+    ``standalone`` (what a check needs): ``atomic`` names the answer's subject where a fact opens
+    with its pronoun; False keeps the facts as the model writes them, FActScore's style
+    (``rules`` always names the subject)."""
     from core.errors import InputError
 
     if name == "sentence":
@@ -50,5 +54,5 @@ def make_decomposer(name: str, splitter_factory, llm_spec: str | None = None, sp
         from core.decompose.atomic import AtomicDecomposer
         from models.atomic import load_atomic_llm
 
-        return AtomicDecomposer(load_atomic_llm(), nlp_factory=nlp, fallback_factory=fallback)
+        return AtomicDecomposer(load_atomic_llm(), nlp_factory=nlp, fallback_factory=fallback, resolve_pronouns=standalone)
     raise InputError(f"unknown decomposer {name!r} (available: {', '.join(DECOMPOSERS)})")

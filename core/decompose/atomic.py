@@ -38,6 +38,7 @@ threshold was chosen on PerplexityAI dev answers, not on the reported files.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
@@ -53,6 +54,7 @@ from core.decompose.llm import (
     invented_words,
     walk_sentences,
 )
+from core.decompose.rules import answer_subject
 from core.text import words
 from models.atomic import context_of, messages, parse_answer, repeats
 from models.llm import LLMOutputError
@@ -60,6 +62,20 @@ from models.registry import ModelError
 
 COMPLEMENT_JACCARD = 0.3  # chosen on PerplexityAI dev held-out topics (0.3-0.7 within .007 F1)
 COMPLEMENT_NOTE = "rules decomposer: a fact the trained model did not write"
+_OPENING_PRONOUN = re.compile(r"(He|She|His|Her)\s")
+
+
+def resolve_pronoun(fact: str, subject: str | None) -> str:
+    """``fact`` with an opening "He" / "She" (or "His" / "Her") replaced by the answer's
+    subject (``subject``'s), as the ``rules`` decomposer resolves them; unchanged without a
+    subject. Why: FActScore's annotators keep the pronoun because FActScore retrieves from the
+    topic's own page, but claimscope retrieves each claim from a whole corpus, so "She
+    discovered polonium." has to say who."""
+    m = _OPENING_PRONOUN.match(fact) if subject else None
+    if m is None:
+        return fact
+    named = subject if m[1] in ("He", "She") else f"{subject}'s"
+    return named + fact[len(m[1]):]
 
 
 def _overlap(a: str, b: str) -> float:
@@ -76,13 +92,15 @@ class AtomicDecomposer:
     def __init__(
         self, llm, nlp_factory: Callable[[], object] | None = None,
         fallback_factory: Callable[[], Decomposer] | None = None, max_tokens: int = 160,
-        complement: bool = True,
+        complement: bool = True, resolve_pronouns: bool = True,
     ) -> None:
         """``llm`` is a models.llm.LLM loaded with the adapter (``lora_path``); ``complement``
-        adds the rules decomposer's claims the model did not cover (module docstring)."""
+        adds the rules decomposer's claims the model did not cover; ``resolve_pronouns`` names
+        the answer's subject where a fact opens with its pronoun (module docstring)."""
         self.llm = llm
         self.max_tokens = max_tokens
         self.complement = complement
+        self.resolve_pronouns = resolve_pronouns
         self._nlp_factory = nlp_factory
         self._nlp = None
         self._fallback_factory = fallback_factory or _default_fallback
@@ -124,7 +142,8 @@ class AtomicDecomposer:
         self.warnings = []
         if self._nlp is None:
             self._nlp = self._sentence_nlp()
-        sents = list(self._nlp(text).sents)
+        doc = self._nlp(text)
+        sents = list(doc.sents)
 
         def context(i: int) -> str:
             return context_of(sents[0].text, sents[i - 1].text) if i else ""
@@ -132,9 +151,30 @@ class AtomicDecomposer:
         walk = walk_sentences(text, sents, context, self._sentence_claims, self._fallback_instance, self.warnings)
         self.stats["sentences"] += walk.checkable
         self.stats["fallback_sentences"] += walk.fallbacks
+        claims = self._resolved(walk.claims, answer_subject(doc)) if self.resolve_pronouns else walk.claims
         if not self.complement:
-            return walk.claims
-        return self._complemented(text, walk.claims)
+            return claims
+        return self._complemented(text, claims)
+
+    def _resolved(self, claims: list[Claim], subject: str | None) -> list[Claim]:
+        """The model's facts with an opening pronoun of the answer's subject named
+        (:func:`resolve_pronoun`); a fact that then says what an earlier one of its sentence
+        says is dropped as a duplicate. Fallback claims come from ``rules``, resolved already."""
+        out: list[Claim] = []
+        seen: set[tuple[tuple[int, int], frozenset[str]]] = set()
+        for c in claims:
+            if c.checkable and c.note is None:
+                text = resolve_pronoun(c.text, subject)
+                if text != c.text:
+                    self.stats["pronouns_resolved"] += 1
+                    c = replace(c, text=text)
+                key = (c.span, _key(c.text))
+                if key in seen:
+                    self.stats["duplicates"] += 1
+                    continue
+                seen.add(key)
+            out.append(c)
+        return [replace(c, idx=i) for i, c in enumerate(out)]
 
     def _complemented(self, text: str, claims: list[Claim]) -> list[Claim]:
         """``claims`` plus, after each sentence the model decomposed, the rules claims of that

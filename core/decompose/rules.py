@@ -155,7 +155,7 @@ class RulesDecomposer:
         # offsets kept: they are no part of any claim, and they confuse the parser
         doc = self._nlp(_CITATION.sub(lambda m: " " * len(m[0]), text))
         claims: list[Claim] = []
-        topic = self._answer_subject(doc)
+        topic = answer_subject(doc)
         for sent in doc.sents:
             if not sent.text.strip():
                 continue
@@ -169,34 +169,6 @@ class RulesDecomposer:
             for t, claim_span in self._sentence_claims(sent, topic):
                 claims.append(Claim(len(claims), t, claim_span, context=source))
         return _dedupe(claims)
-
-    # -- the answer's subject, for pronouns ------------------------------------------------
-    @staticmethod
-    def _answer_subject(doc) -> str | None:
-        """Who the answer is about: the proper-noun subject of its first sentence that has one
-        (with its compound / flat name parts), else the first PERSON entity of the first
-        sentences. A bio's "he" / "she" means its subject far more often than the last name
-        mentioned ("She also had recurring roles on …" after a list of characters)."""
-        for k, sent in enumerate(doc.sents):
-            if k >= 3:
-                break
-            subj = next((t for t in sent.root.children if t.dep_ in ("nsubj", "nsubjpass")), None)
-            if subj is None:  # "Beenie Man (born …) is …" parses without a subject: a name opening the sentence is it
-                first = next((e for e in sent.ents if e.label_ == "PERSON" and e.start == sent.start), None)
-                if first is not None:
-                    return first.text
-                continue
-            if subj.pos_ == "PRON":
-                continue  # "He won …" names nobody: a name elsewhere in it is not the subject
-            if subj.pos_ == "PROPN":
-                name = [t for t in subj.subtree if t.dep_ in ("compound", "flat") or t == subj]
-                run = [t for t in name if t.i <= subj.i and all(doc[j] in name for j in range(t.i, subj.i + 1))]
-                return " ".join(t.text for t in run) or subj.text
-            inside = {t.i for t in subj.subtree}
-            persons = [e for e in sent.ents if e.label_ == "PERSON" and e.start in inside]
-            if persons:  # "The actor Tom Hanks …"
-                return persons[0].text
-        return None
 
     # -- splitting ---------------------------------------------------------------------
     def _sentence_claims(self, sent, topic: str | None) -> list[tuple[str, tuple[int, int]]]:
@@ -741,6 +713,34 @@ class RulesDecomposer:
         if piece.tail:
             parts.append(self._words(doc, piece.tail, topic, named=bool(topic) and topic in parts[0]))
         return _tidy(" ".join(p for p in parts if p))
+
+
+def answer_subject(doc) -> str | None:
+    """Who the answer is about: the proper-noun subject of its first sentence that has one
+    (with its compound / flat name parts), else the first PERSON entity of the first
+    sentences. A bio's "he" / "she" means its subject far more often than the last name
+    mentioned ("She also had recurring roles on …" after a list of characters). Shared by the
+    ``rules`` and ``atomic`` decomposers."""
+    for k, sent in enumerate(doc.sents):
+        if k >= 3:
+            break
+        subj = next((t for t in sent.root.children if t.dep_ in ("nsubj", "nsubjpass")), None)
+        if subj is None:  # "Beenie Man (born …) is …" parses without a subject: a name opening the sentence is it
+            first = next((e for e in sent.ents if e.label_ == "PERSON" and e.start == sent.start), None)
+            if first is not None:
+                return first.text
+            continue
+        if subj.pos_ == "PRON":
+            continue  # "He won …" names nobody: a name elsewhere in it is not the subject
+        if subj.pos_ == "PROPN":
+            name = [t for t in subj.subtree if t.dep_ in ("compound", "flat") or t == subj]
+            run = [t for t in name if t.i <= subj.i and all(doc[j] in name for j in range(t.i, subj.i + 1))]
+            return " ".join(t.text for t in run) or subj.text
+        inside = {t.i for t in subj.subtree}
+        persons = [e for e in sent.ents if e.label_ == "PERSON" and e.start in inside]
+        if persons:  # "The actor Tom Hanks …"
+            return persons[0].text
+    return None
 
 
 def _tidy(text: str) -> str:

@@ -183,3 +183,21 @@ def test_spacy_is_imported_without_torch():
             "assert 'torch' not in sys.modules, 'torch imported'; import torch; print(torch.zeros(1).sum().item())")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0 and res.stdout.strip() == "0.0", res.stderr[-2000:]
+
+
+def test_standalone_claims_name_the_answers_subject_instead_of_an_opening_pronoun(rules):
+    from core.decompose.atomic import resolve_pronoun
+
+    assert resolve_pronoun("She discovered polonium.", "Marie Curie") == "Marie Curie discovered polonium."
+    assert resolve_pronoun("Her husband was Pierre Curie.", "Marie Curie") == "Marie Curie's husband was Pierre Curie."
+    assert resolve_pronoun("Shelley wrote poems.", "Marie Curie") == "Shelley wrote poems."  # a word, not the pronoun
+    assert resolve_pronoun("She discovered polonium.", None) == "She discovered polonium."
+    text = "Marie Curie was a physicist. She discovered polonium."
+    fake = FakeLLM("- She discovered polonium.\n- Marie Curie discovered polonium.")
+    standalone = AtomicDecomposer(fake, fallback_factory=lambda: rules, complement=False)
+    claims = [c.text for c in standalone.decompose(text) if c.span[0] > 0]
+    # the resolved fact says what its neighbour says: one claim, named
+    assert claims == ["Marie Curie discovered polonium."] and standalone.stats["pronouns_resolved"] == 1
+    written = AtomicDecomposer(fake, fallback_factory=lambda: rules, complement=False, resolve_pronouns=False)
+    assert [c.text for c in written.decompose(text) if c.span[0] > 0] == ["She discovered polonium.",
+                                                                        "Marie Curie discovered polonium."]

@@ -81,6 +81,11 @@ def decompose(
         str | None, typer.Option(help="GGUF model for --decomposer llm: embedded or a path to a .gguf file." + FROM_SETTINGS)
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per claim.")] = False,
+    standalone: Annotated[bool, typer.Option(
+        "--standalone/--as-written",
+        help="atomic: name the answer's subject where a fact opens with its pronoun, as check does "
+             "(a claim retrieved from a whole corpus must say who), or keep the facts as written, "
+             "FActScore's style (its annotators keep the pronoun).")] = False,
 ) -> None:
     """Split a text into claims, each with its character span; questions, abstentions,
     opinions and advice are kept but marked not checkable. With --jsonl, every input line
@@ -95,7 +100,7 @@ def decompose(
         raise_input("the text is empty")
     items = check_inputs(text, None, jsonl)  # also refuses a text over the size limit
     settings = settings_of(ctx)
-    dec = workbench_of(ctx, llm=llm).decomposer(decomposer or settings.decomposer)
+    dec = workbench_of(ctx, llm=llm).decomposer(decomposer or settings.decomposer, standalone=standalone)
     for ext_id, body in items:
         claims = dec.decompose(body)
         for warning in getattr(dec, "warnings", []):

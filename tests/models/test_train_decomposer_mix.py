@@ -40,3 +40,17 @@ def test_no_feverfact_test_sentence_is_trained_on():
     test = {norm(r["sentence"]) for rel in cfg["data"]["blocklist_files"] for r in read_jsonl(Path(root / rel))}
     examples, _ = mix("all")
     assert test and not {norm(e["sentence"]) for e in examples} & test
+
+
+def test_precision_is_fp32_or_bf16_autocast_and_nothing_else():
+    import torch
+
+    from models.train_decomposer import mixed_precision
+
+    x = torch.ones(2, 2)
+    with mixed_precision("bf16"):
+        assert (x @ x).dtype == torch.bfloat16  # matrix products in bf16
+    with mixed_precision("fp32"):
+        assert (x @ x).dtype == torch.float32
+    with pytest.raises(SystemExit, match="fp32 or bf16"):
+        mixed_precision("fp16")

@@ -151,7 +151,7 @@ class Workbench:
         from core.decompose import make_decomposer
 
         llm = self.settings.llm if name == "llm" else None
-        standalone = standalone or name != "atomic"  # only atomic writes both ways: one instance of the others
+        standalone = standalone or name not in ("atomic", "rules")  # the others write one way: one instance each
         return self._model(("decomposer", name, llm or "", standalone),
                            lambda: make_decomposer(name, self.splitter, llm, self.spacy, standalone=standalone))
 

@@ -24,9 +24,9 @@ def make_decomposer(name: str, splitter_factory, llm_spec: str | None = None, sp
     the embedded SmolLM2 base it was trained on; ``llm_spec`` does not apply; atomic.py).
     ``spacy_factory`` returns the process's shared models.nlp.SpacyPipeline (the composition
     root passes it: one spaCy load per process); without it each decomposer loads its own.
-    ``standalone`` (what a check needs): ``atomic`` names the answer's subject where a fact opens
-    with its pronoun; False keeps the facts as the model writes them, FActScore's style
-    (``rules`` always names the subject)."""
+    ``standalone`` (what a check needs): ``atomic`` and ``rules`` name the answer's subject
+    instead of its pronoun; False keeps the facts as the sentence words them, FActScore's style
+    (``atomic``'s rules complement follows; ``sentence`` and ``llm`` write one way)."""
     from core.errors import InputError
 
     if name == "sentence":
@@ -34,17 +34,18 @@ def make_decomposer(name: str, splitter_factory, llm_spec: str | None = None, sp
     if name == "rules":
         from core.decompose.rules import RulesDecomposer
 
-        return RulesDecomposer(nlp=spacy_factory() if spacy_factory else None)
+        return RulesDecomposer(nlp=spacy_factory() if spacy_factory else None, resolve_pronouns=standalone)
     # the LLM decomposers parse with tagger and parser, and fall back to / complement with rules
-    nlp = fallback = None
+    nlp = None
     if spacy_factory is not None:
         def nlp():
             return spacy_factory().view(("lemmatizer", "ner"))
 
-        def fallback():
-            from core.decompose.rules import RulesDecomposer
+    def fallback():
+        from core.decompose.rules import RulesDecomposer
 
-            return RulesDecomposer(nlp=spacy_factory())
+        return RulesDecomposer(nlp=spacy_factory() if spacy_factory else None,
+                               resolve_pronouns=standalone or name != "atomic")
     if name == "llm":
         from core.decompose.llm import LLMDecomposer
         from models.llm import load_llm

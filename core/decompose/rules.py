@@ -24,7 +24,8 @@ by ``claimscope eval decompose --match jaccard``, docs/benchmarks.md):
 - appositives and non-restrictive relative clauses become claims of their own: "Curie, a
   physicist, won …" → + "Curie was a physicist."; "his career, which began in 1970" → +
   "His career began in 1970."; "…, where she became a semi-finalist" → + "She became …";
-- decontextualisation: he / she / him / his / her are replaced by the *answer's subject*
+- decontextualisation (standalone claims, what a check needs; ``resolve_pronouns=False``
+  keeps the pronouns, FActScore's style): he / she / him / his / her are replaced by the *answer's subject*
   (the proper-noun subject of its first sentences), not by the last name seen: in a bio,
   "She also had recurring roles on …" is about the bio's subject, whichever character was
   named last; a pronoun after the subject's name in the same claim stays. Discourse openers
@@ -130,9 +131,14 @@ class RulesDecomposer:
 
     name = "rules"
 
-    def __init__(self, model: str = EMBEDDED_SPACY, nlp: Callable[[str], Any] | None = None) -> None:
+    def __init__(self, model: str = EMBEDDED_SPACY, nlp: Callable[[str], Any] | None = None,
+                 resolve_pronouns: bool = True) -> None:
         """``nlp``: ``text -> Doc`` with every default pipe of the model — a shared
-        models.nlp.SpacyPipeline (one load per process, core/workbench.py); else loaded here."""
+        models.nlp.SpacyPipeline (one load per process, core/workbench.py); else loaded here.
+        ``resolve_pronouns`` (what a check needs): he / she / his / her become the answer's
+        subject; False keeps them as the sentence writes them, FActScore's style (its
+        annotators keep the pronoun), for ``claimscope decompose`` and ``eval decompose``."""
+        self.resolve_pronouns = resolve_pronouns
         if nlp is None:
             from models.nlp import import_spacy
 
@@ -155,7 +161,7 @@ class RulesDecomposer:
         # offsets kept: they are no part of any claim, and they confuse the parser
         doc = self._nlp(_CITATION.sub(lambda m: " " * len(m[0]), text))
         claims: list[Claim] = []
-        topic = answer_subject(doc)
+        topic = answer_subject(doc) if self.resolve_pronouns else None  # None: no pronoun is replaced
         for sent in doc.sents:
             if not sent.text.strip():
                 continue

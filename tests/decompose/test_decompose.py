@@ -119,6 +119,19 @@ def test_pronouns_resolve_to_the_answers_subject_not_the_last_name(rules):
             "He has notable wins over Takeya Mizugaki."} <= set(out)
 
 
+def test_as_written_keeps_the_pronouns_and_splits_the_same(rules):
+    """FActScore's style (``claimscope decompose`` without --standalone): the same claims, the
+    pronouns as the sentence writes them."""
+    text = "Marie Curie was a physicist. She discovered radium and polonium. Her husband was Pierre Curie."
+    written = RulesDecomposer(nlp=rules.nlp, resolve_pronouns=False).decompose(text)
+    standalone = rules.decompose(text)
+    assert texts(written)[1:] == ["She discovered radium.", "She discovered polonium.", "Her husband was Pierre Curie."]
+    assert texts(standalone)[1:] == ["Marie Curie discovered radium.", "Marie Curie discovered polonium.",
+                                     "Marie Curie's husband was Pierre Curie."]
+    assert [c.span for c in written] == [c.span for c in standalone]
+    assert make_decomposer("rules", lambda: None, standalone=False).resolve_pronouns is False
+
+
 def test_relative_clause_on_the_predicate_noun_and_born_with_places(rules):
     out = texts(rules.decompose("Sharad Kumar is an Indian athlete who specializes in the high jump. "
                                 "He was born on 22 August 1992 in Moradabad, Uttar Pradesh, India."))

@@ -203,9 +203,13 @@ def test_standalone_claims_name_the_answers_subject_instead_of_an_opening_pronou
                                                                         "Marie Curie discovered polonium."]
 
 
-def test_the_workbench_builds_one_rules_decomposer_whatever_standalone_says():
+def test_the_workbench_builds_one_sentence_decomposer_whatever_standalone_says():
     from core.settings import Settings
     from core.workbench import Workbench
 
     wb = Workbench(Settings())
-    assert wb.decomposer("rules", standalone=False) is wb.decomposer("rules")  # standalone changes only atomic
+    assert wb.decomposer("sentence", standalone=False) is wb.decomposer("sentence")  # it writes one way
+    # rules writes both ways: two instances, one spaCy between them
+    written, standalone = wb.decomposer("rules", standalone=False), wb.decomposer("rules")
+    assert written is not standalone and (written.resolve_pronouns, standalone.resolve_pronouns) == (False, True)
+    assert written.nlp is standalone.nlp

@@ -83,7 +83,7 @@ def decompose(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per claim.")] = False,
     standalone: Annotated[bool, typer.Option(
         "--standalone/--as-written",
-        help="atomic: name the answer's subject where a fact opens with its pronoun, as check does "
+        help="atomic and rules: name the answer's subject instead of its pronoun, as check does "
              "(a claim retrieved from a whole corpus must say who), or keep the facts as written, "
              "FActScore's style (its annotators keep the pronoun).")] = False,
 ) -> None:

@@ -207,8 +207,8 @@ def eval_decompose(
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
     standalone: Annotated[bool, typer.Option(
         "--standalone/--as-written",
-        help="atomic: score the claims as check makes them (the answer's subject named instead of an "
-             "opening pronoun) or as written, as `claimscope decompose` prints them by default.")] = False,
+        help="atomic and rules: score the claims as check makes them (the answer's subject named instead "
+             "of its pronoun) or as written, as `claimscope decompose` prints them by default.")] = False,
 ) -> None:
     """Precision, recall and F1 of produced claims against human atomic claims; claims and ms per sentence."""
     from core.evaluate.decompose import THRESHOLDS, evaluate_decompose, evaluate_decompose_sets, format_table, in_fold
@@ -268,6 +268,9 @@ def eval_grounding(
     baselines: Annotated[bool, typer.Option(help="Lexical-overlap and embedding-cosine baselines in the same run.")] = True,
     ablations: Annotated[bool, typer.Option(help="Also score other aggregations (windows only, sentences only, ...).")] = False,
     limit: Annotated[int | None, typer.Option(help="Only the first N rows.")] = None,
+    split_claims: Annotated[str | None, typer.Option(
+        "--split-claims", help="Decompose each claim first with this decomposer (rules, atomic, ...) and score the "
+        "min over its parts (WiCE's Claim-Split).")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
 ) -> None:
     """Claim vs given document (LLM-AggreFact protocol): balanced accuracy per domain and mean, AUC, time per pair."""
@@ -289,6 +292,7 @@ def eval_grounding(
             splitter=wb.splitter(), embedder_factory=wb.embedder if baselines else None, baselines=baselines,
             ablations=ablations, limit=limit, chunk_words=wb.settings.chunk_words,
             chunk_overlap=wb.settings.chunk_overlap, progress=update,
+            claim_splitter=wb.decomposer(split_claims) if split_claims else None,
         )
     sys.stdout.write(format_table(report) + "\n")
     write_report(report, json_out)

@@ -26,6 +26,11 @@ Ablations (``--ablations``): the same judgements aggregated differently — max 
 (passage units) only, max over sentences only, both without sentence sets, and sets always
 allowed — so the shipped aggregation is a measured choice.
 
+Claim-Split (``--split-claims rules|atomic``; WiCE, Kamoi et al. 2023 §5): each claim is
+decomposed first and scores the min over its parts. Measured on WiCE and not the default
+(docs/benchmarks.md, "Two ideas for given documents"). Every report lists its ``rows`` (id,
+label, score, lexical share) so that two runs can be paired.
+
 Loaders (``--dataset``) write this row format from:
 
 * **WiCE** (``wice/entailment_retrieval/claim/dev.jsonl``): the claim vs the whole cited web
@@ -271,9 +276,14 @@ def evaluate_grounding(
     *, rows: Sequence[GroundingRow], dataset: str, path: str | Path, verifier: Any, splitter: Any,
     embedder_factory: Callable[[], Any] | None = None, baselines: bool = True, ablations: bool = False,
     limit: int | None = None, seed: int = 0, chunk_words: int = 128, chunk_overlap: int = 32,
-    progress: Progress | None = None,
+    progress: Progress | None = None, claim_splitter: Any = None,
 ) -> dict:
-    """Score every row with the ``check --against`` code path, plus baselines; the report dict."""
+    """Score every row with the ``check --against`` code path, plus baselines; the report dict.
+
+    ``claim_splitter`` (a decomposer, or None): WiCE's Claim-Split (Kamoi et al. 2023, §5) —
+    the claim is decomposed first, each sub-claim is judged as above and the claim scores the
+    min over its sub-claims (supported only if every part is); what ``check --against`` does
+    with an answer, applied to one claim."""
     from core.pipeline.given import GivenSearcher, entailment_score, judge_text, store_given
     from store import open_db
     from store.records import DocumentRecord
@@ -285,7 +295,7 @@ def evaluate_grounding(
         rows = list(rows)[:limit]
     rows = list(rows)
     threshold = verifier.t.support
-    scores, preds, verdict_preds, n_sentences, n_units = [], [], [], [], []
+    scores, preds, verdict_preds, n_sentences, n_units, n_parts = [], [], [], [], [], []
     abl: dict[str, list[float]] = {k: [] for k in ABLATIONS} if ablations else {}
     lexical, passages_text = [], []
     verdict_labels: Counter = Counter()
@@ -296,7 +306,10 @@ def evaluate_grounding(
             stored = store_given(db, [DocumentRecord(r.id, "", r.doc)], splitter, chunk_words, chunk_overlap)
             searcher = GivenSearcher(db, stored)
             t0 = time.perf_counter()
-            judged = judge_text(r.claim, searcher, verifier, splitter, always_sets=ablations)
+            parts = [c.text for c in claim_splitter.decompose(r.claim) if c.checkable] if claim_splitter else []
+            judged_parts = [judge_text(p, searcher, verifier, splitter, always_sets=ablations) for p in parts or [r.claim]]
+            judged = min(judged_parts, key=lambda j: j.score)
+            n_parts.append(len(judged_parts))
             predict_s += time.perf_counter() - t0
             scores.append(judged.score)
             preds.append(int(judged.score > threshold))
@@ -308,7 +321,7 @@ def evaluate_grounding(
                 single = {p.id for p in searcher.passages if len(p.sentences) == 1}
                 for name, keep in ABLATIONS.items():
                     abl[name].append(min(entailment_score(v, verifier, lambda j, k=keep, one=single: k(j, one))
-                                         for v in judged.verdicts))
+                                         for part in judged_parts for v in part.verdicts))
             texts = [p.text for p in searcher.passages]
             passages_text.append(texts)
             q = set(content_words(r.claim))
@@ -325,6 +338,7 @@ def evaluate_grounding(
         "verdict_supported": domain_metrics(rows, scores, verdict_preds),
         "predict_s": predict_s, "s_per_pair": predict_s / pairs, "pairs_per_s": pairs / predict_s if predict_s else None,
         "nli_units_per_pair": float(np.mean(n_units)), "claim_sentences_per_pair": float(np.mean(n_sentences)),
+        "claim_parts_per_pair": float(np.mean(n_parts)),
         "verdicts": dict(verdict_labels),
     })
     systems: dict[str, Any] = {"embedded": embedded}
@@ -361,6 +375,7 @@ def evaluate_grounding(
             "baselines": "threshold fitted (max balanced accuracy) on fit half; eval_half = the other half",
             "split": {"seed": seed, "n_fit": len(fit_idx), "n_eval": len(eval_idx)},
             "chunking": {"words": chunk_words, "overlap": chunk_overlap},
+            "claim_split": getattr(claim_splitter, "name", type(claim_splitter).__name__) if claim_splitter is not None else None,
             "grounding_guard": getattr(verifier, "subject_terms", None) is not None,
         },
         "systems": systems,
@@ -368,6 +383,9 @@ def evaluate_grounding(
                      "data": {"path": str(path), "sha256": _sha256(path)}},
         "timing": {"wall_s": time.perf_counter() - t_wall, "predict_s": predict_s},
         "machine": machine(),
+        # per row, for paired comparisons between runs (ids and numbers only, no dataset text)
+        "rows": [{"id": r.id, "domain": r.domain, "label": r.label, "score": round(s, 6), "lexical": round(x, 6)}
+                 for r, s, x in zip(rows, scores, lexical, strict=True)],
     }
     if ablations:
         report["ablations"] = {

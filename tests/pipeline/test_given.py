@@ -288,3 +288,29 @@ def test_check_no_cache_recomputes_what_a_plain_rerun_reuses(runner, tmp_path, r
     assert not any(cached_events([]))
     assert all(cached_events([]))  # the same text again: every claim's result comes from the stage cache
     assert not any(cached_events(["--no-cache"]))  # recomputed
+
+
+class _SplitOnSemicolon:
+    """A decomposer that splits on "; " (a stand-in for rules/atomic, whose output is model-made)."""
+
+    name = "semicolon"
+
+    def decompose(self, text: str):
+        from core.decompose.base import Claim
+
+        return [Claim(i, part, (0, len(text))) for i, part in enumerate(text.split("; "))]
+
+
+def test_claim_split_scores_the_min_over_the_parts(splitter, verifier, wice_rows):
+    """WiCE's Claim-Split in ``eval grounding``: a claim is supported only if every part is."""
+    from core.evaluate.grounding import GroundingRow, evaluate_grounding
+
+    row = wice_rows[4]
+    copied = next(s for s in row.doc.splitlines() if "tasteful" in s).strip().rstrip(".")
+    rows = [GroundingRow("true", row.doc, f"{copied}; {copied}", 1, "wice"),
+            GroundingRow("half", row.doc, f"{copied}; The video was filmed on the surface of the Moon in 1969", 0, "wice")]
+    report = evaluate_grounding(rows=rows, dataset="t", path="t.jsonl", verifier=verifier, splitter=splitter,
+                                baselines=False, claim_splitter=_SplitOnSemicolon())
+    emb = report["systems"]["embedded"]
+    assert report["protocol"]["claim_split"] == "semicolon" and emb["claim_parts_per_pair"] == 2
+    assert emb["bacc"] == 1.0  # the half-true claim falls on its false part, the true one stands

@@ -313,8 +313,8 @@ def evaluate_grounding(
             predict_s += time.perf_counter() - t0
             scores.append(judged.score)
             preds.append(int(judged.score > threshold))
-            verdict_preds.append(int(judged.supported))
-            verdict_labels.update(v.label for v in judged.verdicts)
+            verdict_preds.append(int(all(j.supported for j in judged_parts)))  # every part's verdict
+            verdict_labels.update(v.label for j in judged_parts for v in j.verdicts)
             n_sentences.append(len(judged.sentences))
             n_units.append(sum(len(v.judgements) for v in judged.verdicts))
             if ablations:

@@ -148,10 +148,10 @@ class Workbench:
     def decomposer(self, name: str, standalone: bool = True):
         """A decomposer by name; ``standalone`` claims (a check's) name the answer's subject
         instead of an opening pronoun (core.decompose.make_decomposer)."""
-        from core.decompose import make_decomposer
+        from core.decompose import BOTH_WAYS, make_decomposer
 
         llm = self.settings.llm if name == "llm" else None
-        standalone = standalone or name not in ("atomic", "rules")  # the others write one way: one instance each
+        standalone = standalone or name not in BOTH_WAYS  # the others write one way: one instance each
         return self._model(("decomposer", name, llm or "", standalone),
                            lambda: make_decomposer(name, self.splitter, llm, self.spacy, standalone=standalone))
 

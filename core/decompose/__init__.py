@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from core.decompose.base import Claim, Decomposer, SentenceDecomposer
 
-__all__ = ["DECOMPOSERS", "Claim", "Decomposer", "SentenceDecomposer", "make_decomposer"]
+__all__ = ["BOTH_WAYS", "DECOMPOSERS", "Claim", "Decomposer", "SentenceDecomposer", "make_decomposer"]
 
 DECOMPOSERS = ("rules", "sentence", "llm", "atomic")
+BOTH_WAYS = ("atomic", "rules")  # write standalone claims or the facts as written; the others one way
 
 
 def make_decomposer(name: str, splitter_factory, llm_spec: str | None = None, spacy_factory=None,

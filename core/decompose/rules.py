@@ -10,7 +10,15 @@ by ``claimscope eval decompose --match jaccard``, docs/benchmarks.md):
   arranged hundreds of songs");
 - coordinated objects split: "discovered radium and polonium" → one claim each; coordinated
   *subjects* never split ("Tom and Jerry met" is one fact), nor names ("Rizzoli & Isles",
-  "non-fiction", a quoted title "Fire and Rain");
+  "non-fiction", a quoted title "Fire and Rain"); an "and" after a name with "&" still lists
+  ("Johnson & Johnson and Pfizer" → one claim each);
+- quoted titles are whole in every claim, marks included, or absent ("for his album "Art and
+  Life"", never 'for his album ""'); a list of them gives one claim per title, read off the
+  words where the parser mangles it ("including "Matie", "Girls Dem Sugar" and "Who Am I"");
+- adverbial clauses become facts of their own, as FActScore's annotators write them: "After
+  appearing in commercials, X landed …" / "…, starring in the film Y" → "X appeared in
+  commercials." / "X starred in the film Y." (the verb in the past tense); "…, while her mother
+  was a professor" → "Her mother was a professor.";
 - nationality apart from occupation, each occupation apart: "an American actress and
   singer" → "is American" + "is an actress" + "is a singer"; "X is a Y who VP" → + "X VP";
 - birth and death details one per claim: "born on D in P" → "was born on D" + "was born in
@@ -43,7 +51,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.decompose.base import Claim
@@ -66,6 +74,8 @@ _VAGUE = {"several", "various", "other", "many", "some", "numerous", "different"
 _COMPLEMENTS = ("dobj", "attr", "prep", "ccomp", "xcomp", "acomp", "oprd", "dative", "pobj", "prt", "agent")
 _SHARED_MODS = ("det", "amod", "nummod", "poss", "predet")
 _RELATIONAL_PREPS = {"between", "among", "amongst"}
+_TIME_MARKS = {"after", "before", "since", "upon", "while"}  # an -ing clause of these is a fact of its own
+_CONTRAST = {"while", "whereas", "although", "though"}  # a clause of these, with its own subject, too
 
 
 _DISCOURSE = re.compile(
@@ -90,6 +100,143 @@ def _quoted(tok, other=None) -> bool:
         return True
     lo, hi = sorted((tok.i, other.i))
     return _quoted(other) and not any(t.text in ('"', "“", "”") for t in sent.doc[lo + 1 : hi])
+
+
+def _place_chain(tok) -> bool:
+    """A place after a place with no "and" ("Moradabad, Uttar Pradesh"): where the first one
+    lies, not a second item of a list."""
+    places = ("GPE", "LOC")
+    return tok.ent_type_ in places and tok.head.ent_type_ in places and not any(c.dep_ == "cc" for c in tok.head.children)
+
+
+def _quote_spans(sent, longest: int = 12) -> list[tuple[int, int]]:
+    """(opening mark, closing mark) token indices of each quoted stretch of the sentence, up to
+    ``longest`` words inside: a quoted title ("Art and Life", "Fire and Rain") is one name; a
+    longer stretch is a quotation, whose words may be split. Straight quotes pair in order
+    (an odd count pairs none); curly ones by direction."""
+    doc = sent.doc
+    straight = [t.i for t in sent if t.text == '"']
+    pairs = list(zip(straight[::2], straight[1::2], strict=False)) if len(straight) % 2 == 0 else []
+    opened = None
+    for t in sent:
+        if t.text == "“":
+            opened = t.i
+        elif t.text == "”" and opened is not None:
+            pairs.append((opened, t.i))
+            opened = None
+    return [(a, b) for a, b in pairs if 0 < b - a - 1 <= longest and not any(doc[j].text == "\n" for j in range(a, b))]
+
+
+def _whole_quotes(sent, tokens: set[int]) -> set[int]:
+    """A claim holds a quoted title whole, marks included, or not at all: the parser hangs
+    the marks and the title's words on different heads, so a split or a removed appositive
+    left 'for his album ""' or 'His album " is Art and Life'."""
+    out = set(tokens)
+    for a, b in _quote_spans(sent):
+        inside = set(range(a + 1, b))
+        if out & inside:
+            out |= inside | {a, b}
+        else:
+            out -= {a, b}
+    return out
+
+
+def _title_list(sent, tokens: set[int]) -> list[set[int]]:
+    """The longest run of two or more quoted titles in ``tokens`` separated only by commas,
+    "and" / "or" ("including "Matie", "Girls Dem Sugar" and "Who Am I""), one token set per
+    title, marks included; [] when there is none. The parser splits such lists badly (titles as
+    appositives of each other, a title's last word as a conjunct), so they are read off the
+    words, each title a listed item (FActScore §3.1: one fact per item)."""
+    doc = sent.doc
+    spans = sorted(_quote_spans(sent))
+    runs: list[list[tuple[int, int]]] = []
+    for a, b in spans:
+        if not set(range(a, b + 1)) <= tokens:
+            continue
+        between = range(runs[-1][-1][1] + 1, a) if runs else range(0)
+        if runs and all(doc[j].text in (",", "and", "or") for j in between):
+            runs[-1].append((a, b))
+        else:
+            runs.append([(a, b)])
+    best = max(runs, key=len, default=[])
+    return [set(range(a, b + 1)) for a, b in best] if len(best) >= 2 else []
+
+
+def _span_of(titles: list[set[int]]) -> set[int]:
+    """The tokens from a list's first title to its last: the titles and the commas and "and"
+    between them."""
+    return set(range(min(min(t) for t in titles), max(max(t) for t in titles) + 1))
+
+
+def _title_after_noun(tok) -> bool:
+    """A quoted name right after its noun, with no comma ("his album "Art and Life"", "the
+    film "That Night""): the noun's name, kept with it, not an appositive claim of its own."""
+    doc = tok.doc
+    first = min(t.i for t in tok.subtree)
+    return (_quoted(tok) and first >= 2 and doc[first - 1].text in ('"', "“")
+            and doc[first - 2].i == tok.head.i)
+
+
+def _conjuncts(first, ok: Callable[[Any], bool], deps: tuple[str, ...] = ("conj",)) -> tuple[list[Any], set[int]]:
+    """The items of the list that ``first`` opens, and the tokens inside that list's names.
+
+    A conjunct joined by "&" ("Johnson & Johnson") is part of a name, not an item, but the
+    conjuncts hanging off it are items: "Johnson & Johnson and Pfizer" is two companies
+    (the parser chains "Pfizer" to the second "Johnson"). ``ok`` says which conjuncts are
+    items at all; the second value holds the "&"-joined parts walked through."""
+    items: list[Any] = [first]
+    parts: set[int] = set()
+    todo = [first]
+    while todo:
+        t = todo.pop(0)
+        for c in t.children:
+            if c.dep_ not in deps or c in items or c.i in parts:
+                continue
+            if c.dep_ == "conj" and _amp_joined(c):
+                parts.add(c.i)
+                todo.append(c)
+            elif ok(c):
+                items.append(c)
+                todo.append(c)
+    return items, parts
+
+
+def _list_glue(items: list[Any], parts: set[int]) -> set[int]:
+    """The list's "and" / "or" and commas: those hanging off its items and the "&"-joined name
+    parts walked through (an "&" itself is part of a name and stays)."""
+    doc = items[0].doc
+    return {c.i for t in [*items, *(doc[i] for i in parts)] for c in t.children
+            if c.dep_ in ("cc", "punct", "preconj") and c.text != "&"}
+
+
+# FActScore's annotators write the fact of an adverbial clause as a sentence in the past tense
+# ("After appearing in commercials, …" → "She appeared in commercials."); spaCy has no
+# inflection, so the past tense is built from the lemma, with the irregular verbs of bios.
+_IRREGULAR_PAST = {
+    "be": "was", "become": "became", "begin": "began", "break": "broke", "bring": "brought", "build": "built",
+    "buy": "bought", "choose": "chose", "come": "came", "do": "did", "draw": "drew", "drive": "drove",
+    "fight": "fought", "find": "found", "fly": "flew", "get": "got", "give": "gave", "go": "went",
+    "grow": "grew", "have": "had", "hold": "held", "keep": "kept", "know": "knew", "lead": "led",
+    "leave": "left", "lose": "lost", "make": "made", "meet": "met", "put": "put", "read": "read",
+    "rise": "rose", "run": "ran", "say": "said", "see": "saw", "sell": "sold", "send": "sent", "set": "set",
+    "sing": "sang", "sit": "sat", "speak": "spoke", "spend": "spent", "stand": "stood", "take": "took",
+    "teach": "taught", "tell": "told", "think": "thought", "throw": "threw", "undergo": "underwent",
+    "win": "won", "write": "wrote",
+}
+
+
+def _past(verb) -> str:
+    """The simple past of a verb token ("appearing" → "appeared", "starring" → "starred")."""
+    lemma = verb.lemma_.lower()
+    if lemma in _IRREGULAR_PAST:
+        return _IRREGULAR_PAST[lemma]
+    if lemma.endswith("e"):
+        return lemma + "d"
+    if lemma.endswith("y") and lemma[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return lemma[:-1] + "ied"
+    if verb.lower_.endswith(lemma[-1:] * 2 + "ing"):  # "starring", "stopping": the consonant doubles
+        return lemma + lemma[-1] + "ed"
+    return lemma + "ed"
 
 
 def _hyphenated(tok) -> bool:
@@ -124,6 +271,8 @@ class _Piece:
     head: set[int]
     copula: str | None = None  # appositive claims: "<head> is <appositive>"
     tail: set[int] | None = None
+    # words the claim stands for without printing them ("appearing", written "appeared"): its span covers them
+    unprinted: set[int] = field(default_factory=set)
 
 
 class RulesDecomposer:
@@ -218,7 +367,7 @@ class RulesDecomposer:
         # appositives and relative clauses, removed from the pieces, become claims of their own
         for tok in sent:
             if (tok.dep_ == "appos" and tok.pos_ == "NOUN" and tok.head.pos_ in ("PROPN", "NOUN")
-                    and tok.head.dep_ != "attr"):  # "an author, journalist, and publisher" is a list, not an appositive
+                    and tok.head.dep_ != "attr" and not _title_after_noun(tok)):  # "an author, journalist, and publisher" is a list, not an appositive
                 ap = {t.i for t in tok.subtree}
                 ap |= self._commas_around(sent, ap)
                 for p in pieces:
@@ -235,6 +384,12 @@ class RulesDecomposer:
                     p.head -= part
                 body = {t.i for t in tok.subtree} - {c.i for c in tok.children if c.lower_ == "having"}
                 extra.append(_Piece(set(subj_core), "has" if copula == "is" else "had", body))
+            adverbial = self._adverbial(sent, tok, predicates, subj_core)
+            if adverbial is not None:
+                part, claim = adverbial
+                for p in pieces:
+                    p.head -= part
+                extra.append(claim)
             if tok.dep_ != "relcl":
                 continue
             rel_subj = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in _REL_PRONOUNS]
@@ -270,10 +425,57 @@ class RulesDecomposer:
         for p in pieces + extra:
             refined.extend(self._refine(sent, p, subj_core, copula))
         for p in refined:
+            p.head = _whole_quotes(sent, p.head)
+            p.tail = _whole_quotes(sent, p.tail) if p.tail else p.tail
             if not p.copula and not p.tail:
                 p.head = self._drop_dangling(sent, p.head)
         out = [(self._render(sent, p, topic), self._span(sent, p)) for p in refined]
         return [(t, sp) for t, sp in out if len(t.split()) >= 3] or whole
+
+    def _adverbial(self, sent, tok, predicates: list[Any], subj: set[int]) -> tuple[set[int], _Piece] | None:
+        """An adverbial clause on one of the sentence's predicates, as a fact of its own
+        (FActScore §3.1: annotators write "After appearing in commercials, Dushku landed her
+        first role" as "She appeared in commercials." + "She landed her first role."):
+        (tokens leaving the main claim, the clause's claim), or None.
+
+        - "after / before / since / upon / while + -ing" ("After appearing in …", "…, before
+          moving to Mallorca") and a participle after a comma ("…, performing under the name
+          X") → the subject + the verb in the past tense + the rest of the clause;
+        - a contrast with its own subject ("…, while her mother was a professor") → the clause
+          without "while".
+        A clause whose object is a pronoun ("…, making him the first …") refers to the whole
+        main clause, not to the subject, and stays; so do "when" and "because" clauses, which
+        FActScore's annotators mostly keep with their main clause."""
+        doc = sent.doc
+        anchor = tok.head.head if tok.dep_ == "pcomp" else tok.head  # the predicate the clause is on
+        if anchor not in predicates or tok.dep_ not in ("advcl", "pcomp"):
+            return None
+        own_subj = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass")]
+        mark = [c for c in tok.children if c.dep_ == "mark"]
+        if tok.dep_ == "advcl" and own_subj and mark and mark[0].lower_ in _CONTRAST and tok.i > tok.head.i:
+            part = {t.i for t in tok.subtree}
+            part |= self._commas_around(sent, part)
+            return part, _Piece({t.i for t in tok.subtree} - {mark[0].i})
+        if tok.tag_ != "VBG" or own_subj or not subj:
+            return None
+        if any(t.dep_ in ("dobj", "dative", "nsubj") and t.lower_ in ("him", "her", "them", "it", "this")
+               for c in tok.children for t in (c, *c.children)):
+            return None
+        if tok.dep_ == "pcomp" and tok.head.dep_ == "prep" and tok.head.lower_ in _TIME_MARKS:
+            opener = tok.head  # "After appearing …": spaCy hangs the clause on "After" as a preposition
+            part = {t.i for t in opener.subtree}
+        elif tok.dep_ == "advcl" and ((mark and mark[0].lower_ in _TIME_MARKS)
+                                      or (not mark and tok.i > tok.head.i and doc[tok.left_edge.i - 1].text == ",")):
+            opener = mark[0] if mark else None
+            part = {t.i for t in tok.subtree}
+        else:
+            return None
+        part |= self._commas_around(sent, part)
+        body = {t.i for t in tok.subtree} - {tok.i} - ({opener.i} if opener is not None else set())
+        body -= {c.i for c in tok.children if c.dep_ in ("aux", "auxpass", "neg")}
+        if not body:
+            return None
+        return part, _Piece(set(subj), _past(tok), body, {tok.i})
 
     # -- finer splits of one piece: what people split most often -------------------------------
     def _refine(self, sent, piece: _Piece, subj: set[int], copula: str) -> list[_Piece]:
@@ -284,7 +486,7 @@ class RulesDecomposer:
         is in Texas". Each rule fires only on the parse shape it names."""
         if piece.copula or piece.tail:  # appositive and relative-clause claims are built already
             tail, places = self._places(sent, piece.tail or set())
-            return [_Piece(piece.head, piece.copula, tail), *places]
+            return [_Piece(piece.head, piece.copula, tail, piece.unprinted), *places]
         doc = sent.doc
         head = {i for i in piece.head if not (doc[i].lower_ == "also" and doc[i].dep_ == "advmod")}
         # a discourse opener ("Overall,", "In addition to his writing,") points at the rest of
@@ -296,7 +498,7 @@ class RulesDecomposer:
         head, born = self._births(sent, head, subj, copula)
         work, named = self._named_appositives(sent, head)
         named = named + self._example_kinds(sent, head)
-        for step in (self._including, self._coordinated_modifiers, self._adjuncts):
+        for step in (self._including, self._titles, self._coordinated_modifiers, self._adjuncts):
             nxt = []
             for h in work:
                 nxt.extend(step(sent, h))
@@ -312,10 +514,10 @@ class RulesDecomposer:
         for p in out:
             if p.copula and p.tail:
                 t2, places = self._places(sent, p.tail)
-                final.append(_Piece(p.head, p.copula, t2))
+                final.append(_Piece(p.head, p.copula, t2, p.unprinted))
             else:
                 h2, places = self._places(sent, p.head)
-                final.append(_Piece(h2, p.copula, p.tail))
+                final.append(_Piece(h2, p.copula, p.tail, p.unprinted))
             final.extend(places)
         return final
 
@@ -404,27 +606,36 @@ class RulesDecomposer:
                 noun = plural[-1]
             if noun.i not in head:
                 continue
-            group = [first[0]]
-            while True:
-                more = [c for g in group for c in g.children if c.dep_ == "conj" and c not in group and not _hyphenated(c)
-                        and not _amp_joined(c)]
-                if not more:
-                    break
-                group.extend(more)
-            group = [g for g in group if g.i in head]  # an earlier split may have kept one item only
-            if not group:
-                continue
             ex = {x.i for x in t.subtree} | ({i - 1} if t.lower_ == "as" else set())
             ex |= {j for j in (min(ex) - 1,) if doc[j].text == ","}
+            titles = _title_list(sent, {j for j in head if j > t.i})
+            if titles:  # "including "A", "B" and "C"": the quoted titles are the items
+                ex |= _span_of(titles)
+                items = titles
+            else:
+                group, parts = _conjuncts(first[0], lambda c: not _hyphenated(c))
+                glue = _list_glue(group, parts)
+                items = [{x.i for x in g.subtree} - {x.i for gg in group if gg is not g and gg in g.subtree for x in gg.subtree}
+                         - glue for g in group if g.i in head]  # an earlier split may have kept one item only
+            if not items:
+                continue
             base = head - ex
             out = [base]
             noun_phrase = {x.i for x in noun.subtree}
-            for g in group:
-                mine = {x.i for x in g.subtree} - {x.i for gg in group if gg is not g and gg in g.subtree for x in gg.subtree}
-                mine -= {c.i for c in g.children if c.dep_ in ("cc", "punct")}
+            for mine in items:
                 out.append((head - noun_phrase - ex) | (mine & head))
             return out
         return [head]
+
+    @staticmethod
+    def _titles(sent, head: set[int]) -> list[set[int]]:
+        """"his singles "Get It Right", "I Want It All" and "Change the World"" → one piece per
+        title (see :func:`_title_list`)."""
+        titles = _title_list(sent, head)
+        if not titles:
+            return [head]
+        every = _span_of(titles)
+        return [(head - every) | title for title in titles]
 
     @staticmethod
     def _named_appositives(sent, head: set[int]) -> tuple[list[set[int]], list[_Piece]]:
@@ -437,17 +648,11 @@ class RulesDecomposer:
             noun = ap.head
             if not (ap.dep_ == "appos" and ap.pos_ == "PROPN" and noun.pos_ == "NOUN" and noun.i in head and noun.i < ap.i):
                 continue
-            group = [ap]
-            while True:
-                more = [c for g in group for c in g.children if c.dep_ == "conj" and c.pos_ in ("PROPN", "NOUN") and c not in group
-                        and not _amp_joined(c)]
-                if not more:
-                    break
-                group.extend(more)
+            group, _ = _conjuncts(ap, lambda c: c.pos_ in ("PROPN", "NOUN"))
+            if len(group) == 1 and _title_after_noun(ap):
+                continue  # "his album "Art and Life"": the album's name, kept with it
             group = [g for g in group if g.i in head]
-            names = [({g.i} | {t.i for c in g.children if c.dep_ not in ("conj", "cc", "punct") or _amp_joined(c) or c.text == "&"
-                                for t in c.subtree}) & head
-                     for g in group]
+            names = [RulesDecomposer._name_of(g, group) & head for g in group]
             every = {t.i for t in ap.subtree}
             every |= RulesDecomposer._commas_around(sent, every)
             noun_phrase = ({t.i for t in noun.subtree} - every) & head
@@ -460,6 +665,19 @@ class RulesDecomposer:
                       if g.pos_ == "PROPN"]  # "… and the film American Pie": a film, not a series
             return outs, claims
         return [head], []
+
+    @staticmethod
+    def _name_of(g, group: list[Any]) -> set[int]:
+        """A listed name's words: the item with its own dependents ("&" joins one name: "Law &
+        Order"), without the list's other items, "and" and commas."""
+        name = {g.i} | {t.i for c in g.children if c.dep_ not in ("conj", "cc", "punct") or _amp_joined(c) or c.text == "&"
+                         for t in c.subtree}
+        inner = {t.i for h in group if h is not g and h in g.subtree for t in h.subtree}
+        doc = g.doc
+        # the "and" before the next item hangs off the "&"-joined part ("Johnson & Johnson and Pfizer")
+        glue = {c.i for i in name if doc[i].dep_ == "conj" and _amp_joined(doc[i]) for c in doc[i].children
+                if c.dep_ in ("cc", "punct") and c.text != "&"}
+        return name - inner - glue
 
     @staticmethod
     def _adjuncts(sent, head: set[int]) -> list[set[int]]:
@@ -508,18 +726,15 @@ class RulesDecomposer:
             first = [c for c in t.children if c.dep_ == "pobj"]
             if not first or noun.pos_ != "NOUN":
                 continue
-            group = [first[0]]
-            while True:
-                more = [c for g in group for c in g.children if c.dep_ == "conj" and c not in group and not _amp_joined(c)
-                        and not _hyphenated(c)]
-                if not more:
-                    break
-                group.extend(more)
             mods = [c for c in noun.lefts if c.dep_ in ("amod", "compound") and c.lower_ not in _VAGUE]
             kind = " ".join([*(x.text for m in mods for x in m.subtree), noun.lemma_ or noun.text])
+            titles = _title_list(sent, {j for j in head if j > t.i})
+            if titles:  # "albums, including "Sweet Baby James" and "JT"": one album each
+                out.extend(_Piece(title, f"is a {kind}") for title in titles)
+                continue
+            group, _ = _conjuncts(first[0], lambda c: not _hyphenated(c))
             for g in group:
-                name = {g.i} | {x.i for c in g.children if c.dep_ not in ("conj", "cc", "punct") or _amp_joined(c) or c.text == "&"
-                                for x in c.subtree}
+                name = RulesDecomposer._name_of(g, group)
                 name = {j for j in name if not (doc[j].text in ("(", ")") or RulesDecomposer._in_brackets(sent, j))}
                 if name:  # "AI algorithms are mathematical methods" / "True Lies is a film"
                     # a capitalised item is a name or title ("True Lies" is a film), whatever its tag
@@ -589,7 +804,7 @@ class RulesDecomposer:
     @staticmethod
     def _span(sent, piece: _Piece) -> tuple[int, int]:
         doc = sent.doc
-        idx = [i for i in piece.head | (piece.tail or set()) if not doc[i].is_punct] or [sent.start]
+        idx = [i for i in piece.head | (piece.tail or set()) | piece.unprinted if not doc[i].is_punct] or [sent.start]
         return doc[min(idx)].idx, doc[max(idx)].idx + len(doc[max(idx)].text)
 
     @staticmethod
@@ -605,31 +820,21 @@ class RulesDecomposer:
     @staticmethod
     def _split_objects(pred, own: set[int]) -> list[_Piece]:
         """One piece per conjunct of a coordinated object (dobj / pobj / attr) of the predicate."""
+        titles = _title_list(pred.sent, own)  # a list of quoted titles is split later, off the words
         for tok in pred.subtree:
-            if tok.i not in own or tok.dep_ not in ("dobj", "pobj", "attr"):
+            if tok.i not in own or tok.dep_ not in ("dobj", "pobj", "attr") or any(tok.i in t for t in titles):
                 continue
             if tok.dep_ == "pobj" and tok.head.lower_ in _RELATIONAL_PREPS:
                 continue  # "between the user and the system" needs both conjuncts
             conj_deps = ("conj", "appos") if tok.dep_ == "attr" else ("conj",)
-            conjs = [c for c in tok.children if c.dep_ in conj_deps and c.pos_ in ("NOUN", "PROPN", "NUM")
-                     and not _hyphenated(c) and not _quoted(c, tok) and not _amp_joined(c)]
-            if tok.ent_type_ in ("GPE", "LOC") and not any(c.dep_ == "cc" for c in tok.children):
-                conjs = [c for c in conjs if c.ent_type_ not in ("GPE", "LOC")]  # "Moradabad, Uttar Pradesh": a place chain
-            if not conjs:
+            group, parts = _conjuncts(tok, lambda c: c.pos_ in ("NOUN", "PROPN", "NUM") and not _hyphenated(c)
+                                      and not _quoted(c, c.head) and not _place_chain(c), conj_deps)
+            if len(group) < 2:
                 continue
-            group = [tok, *conjs]
-            # nested conj chains (a, b, and c) hang off each other
-            while True:
-                more = [c for c in group[-1].children if c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN", "NUM")
-                        and c not in group and not _hyphenated(c) and not _quoted(c, group[-1])
-                        and not _amp_joined(c)]
-                if not more:
-                    break
-                group.extend(more)
             all_conj = set()
             for g in group[1:]:
                 all_conj |= {t.i for t in g.subtree}
-            glue = {c.i for g in group for c in g.children if c.dep_ in ("cc", "punct", "preconj") and c.text != "&"}
+            glue = _list_glue(group, parts)
             if tok.dep_ == "attr":  # "an English author, journalist": only the article is shared
                 shared_deps = ("det",)
             else:
@@ -643,6 +848,7 @@ class RulesDecomposer:
                 else:  # the conjunct with its own dependents, not the conjuncts chained to it ("&" joins one name)
                     mine = {g.i} | {t.i for c in g.children if (c.dep_ not in ("conj", "cc", "punct") or _amp_joined(c)
                                                                  or c.text == "&") for t in c.subtree}
+                    mine -= {t.i for h in group if h is not g and h in g.subtree for t in h.subtree}
                 if g is not tok and g.pos_ != "PROPN" and not any(c.dep_ in shared_deps for c in g.lefts):
                     mine |= shared
                 pieces.append(_Piece((own - all_conj - glue - {t.i for t in tok.subtree}) | (mine - glue)))
@@ -658,6 +864,14 @@ class RulesDecomposer:
         doc = sent.doc
         lo, hi = min(tokens), max(tokens)
         extra = set()
+        # a quoted title's commas lie outside its marks (and "Transfer," inside): the marks go with the title
+        while lo - 1 >= sent.start and doc[lo - 1].text in ('"', "“", "”"):
+            lo -= 1
+            extra.add(lo)
+        while hi + 1 < sent.end and (doc[hi + 1].text in ('"', "“", "”") or (
+                doc[hi + 1].text == "," and hi + 2 < sent.end and doc[hi + 2].text in ('"', "”"))):
+            hi += 1
+            extra.add(hi)
         if lo - 1 >= sent.start and doc[lo - 1].text == ",":
             extra.add(lo - 1)
         if hi + 1 < sent.end and doc[hi + 1].text == ",":

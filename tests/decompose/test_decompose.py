@@ -87,7 +87,8 @@ def test_factscore_answer_yields_more_atomic_claims_than_sentences(rules, data_d
     claims = rules.decompose(row["output"])
     n_sentences = len(row["annotations"])
     assert len(claims) > n_sentences
-    assert all(c.text.endswith(".") and c.text[0].isupper() for c in claims if c.checkable)
+    # a claim may open with a quoted title ('"The Sopranos" is a show.')
+    assert all(c.text.endswith(".") and c.text.lstrip('"“')[0].isupper() for c in claims if c.checkable)
     assert not any(c.text.startswith(("He ", "She ")) for c in claims)  # pronouns resolved
 
 
@@ -175,3 +176,57 @@ def test_every_claim_keeps_its_span_source_sentence_and_check_worthiness(rules, 
         assert c.checkable and c.context and c.context in text  # the source sentence, verbatim
         start = text.find(c.context)
         assert start <= c.span[0] < c.span[1] <= start + len(c.context)  # the span lies inside it
+
+
+@pytest.fixture(scope="module")
+def written(rules):
+    """FActScore's style: the pronouns kept, as ``eval decompose`` scores by default."""
+    return RulesDecomposer(nlp=rules.nlp, resolve_pronouns=False)
+
+
+def test_a_name_with_an_ampersand_in_a_list_stays_whole(written):
+    """"&" joins one name; the "and" after it still starts the next item (the parser chains
+    "Pfizer" to the second "Johnson")."""
+    out = texts(written.decompose("He worked for Johnson & Johnson and Pfizer."))
+    assert out == ["He worked for Johnson & Johnson.", "He worked for Pfizer."]
+    out = texts(written.decompose("He has worked for several companies, including Johnson & Johnson and Pfizer."))
+    assert "He has worked for Johnson & Johnson." in out and "He has worked for Pfizer." in out
+    assert "Johnson & Johnson is a company." in out
+    out = texts(written.decompose("She starred in Rizzoli & Isles and Law & Order."))
+    assert out == ["She starred in Rizzoli & Isles.", "She starred in Law & Order."]
+
+
+def test_quoted_titles_are_kept_whole_and_lists_of_them_split(written):
+    """A quoted title is one name: never dropped to 'for his album ""', never split on its
+    "and"; a list of quoted titles gives one claim per title (FActScore §3.1)."""
+    out = texts(written.decompose('He won the Grammy Award in 2001 for his album "Art and Life".'))
+    assert 'He won the Grammy Award for his album "Art and Life".' in out
+    assert not any('""' in c or c.count('"') % 2 for c in out)
+    out = texts(written.decompose('Blacker\'s first book, "The Transfer," was published in 1982.'))
+    assert "Blacker's first book was published in 1982." in out
+    assert not any('""' in c for c in out)
+    out = texts(written.decompose('His albums include "Sweet Baby James", "Mud Slide Slim and the Blue Horizon", and "JT".'))
+    assert out == ['His albums include "Sweet Baby James".', 'His albums include "Mud Slide Slim and the Blue Horizon".',
+                   'His albums include "JT".']
+    out = texts(written.decompose('He released several albums, including "Sweet Baby James" and "Hourglass".'))
+    assert 'He released "Sweet Baby James".' in out and 'He released "Hourglass".' in out
+    assert '"Hourglass" is an album.' in out
+
+
+def test_adverbial_clauses_become_facts_of_their_own(written):
+    """FActScore's annotators write the fact of an adverbial clause apart from its main clause,
+    in the past tense; the claim's span covers the clause's verb."""
+    text = "After appearing in several commercials, Dushku landed her first role in the film That Night."
+    claims = written.decompose(text)
+    assert texts(claims) == ["Dushku landed her first role in the film That Night.",
+                             "Dushku appeared in several commercials."]
+    assert claims[1].span[0] == text.index("appearing")
+    out = texts(written.decompose('She began her acting career at the age of 10, starring in the film "That Night".'))
+    assert out == ["She began her acting career at the age of 10.", 'She starred in the film "That Night".']
+    out = texts(written.decompose("He left the club in 2005 before joining Chelsea."))
+    assert out == ["He left the club in 2005.", "He joined Chelsea."]
+    out = texts(written.decompose("Her father was a teacher, while her mother was a professor."))
+    assert out == ["Her father was a teacher.", "Her mother was a professor."]
+    # a clause about the whole main clause ("making him …") is not a fact about the subject
+    out = texts(written.decompose("He won the title in 2004, making him the youngest champion."))
+    assert not any(c.startswith("He made") for c in out)

@@ -17,7 +17,7 @@ by ``claimscope eval decompose --match jaccard``, docs/benchmarks.md):
   words where the parser mangles it ("including "Matie", "Girls Dem Sugar" and "Who Am I"");
 - adverbial clauses become facts of their own, as FActScore's annotators write them: "After
   appearing in commercials, X landed …" / "…, starring in the film Y" → "X appeared in
-  commercials." / "X starred in the film Y." (the verb in the past tense); "…, while her mother
+  commercials." / "X starred in the film Y." (the verb in its sentence's tense); "…, while her mother
   was a professor" → "Her mother was a professor.";
 - nationality apart from occupation, each occupation apart: "an American actress and
   singer" → "is American" + "is an actress" + "is a singer"; "X is a Y who VP" → + "X VP";
@@ -239,6 +239,25 @@ def _past(verb) -> str:
     return lemma + "ed"
 
 
+def _finite(verb, like) -> str:
+    """``verb`` (an -ing form) as a finite verb in the tense of the predicate ``like`` it hangs
+    on: "X induces Y, resulting in Z" → "X results in Z"; "She starred …, appearing in" →
+    "She appeared in" (a present-tense sentence keeps its present: a scientific claim is not
+    turned into a past event)."""
+    lemma = verb.lemma_.lower()
+    if like.tag_ == "VBP":
+        return "are" if lemma == "be" else lemma
+    if like.tag_ != "VBZ":
+        return _past(verb)
+    if lemma in ("be", "have", "do", "go"):
+        return {"be": "is", "have": "has", "do": "does", "go": "goes"}[lemma]
+    if lemma.endswith(("s", "x", "z", "ch", "sh")):
+        return lemma + "es"
+    if lemma.endswith("y") and lemma[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return lemma[:-1] + "ies"
+    return lemma + "s"
+
+
 def _hyphenated(tok) -> bool:
     """A token glued to the one before by a hyphen ("non-fiction", "multi-instrumentalist"): the
     small parser often calls it a conjunct; it is part of one word."""
@@ -440,7 +459,8 @@ class RulesDecomposer:
 
         - "after / before / since / upon / while + -ing" ("After appearing in …", "…, before
           moving to Mallorca") and a participle after a comma ("…, performing under the name
-          X") → the subject + the verb in the past tense + the rest of the clause;
+          X") → the subject + the verb in the tense of the predicate it hangs on (past in a
+          past-tense sentence, present in a present-tense one) + the rest of the clause;
         - a contrast with its own subject ("…, while her mother was a professor") → the clause
           without "while".
         A clause whose object is a pronoun ("…, making him the first …") refers to the whole
@@ -475,7 +495,7 @@ class RulesDecomposer:
         body -= {c.i for c in tok.children if c.dep_ in ("aux", "auxpass", "neg")}
         if not body:
             return None
-        return part, _Piece(set(subj), _past(tok), body, {tok.i})
+        return part, _Piece(set(subj), _finite(tok, anchor), body, {tok.i})
 
     # -- finer splits of one piece: what people split most often -------------------------------
     def _refine(self, sent, piece: _Piece, subj: set[int], copula: str) -> list[_Piece]:

@@ -215,7 +215,7 @@ def test_quoted_titles_are_kept_whole_and_lists_of_them_split(written):
 
 def test_adverbial_clauses_become_facts_of_their_own(written):
     """FActScore's annotators write the fact of an adverbial clause apart from its main clause,
-    in the past tense; the claim's span covers the clause's verb."""
+    in its sentence's tense; the claim's span covers the clause's verb."""
     text = "After appearing in several commercials, Dushku landed her first role in the film That Night."
     claims = written.decompose(text)
     assert texts(claims) == ["Dushku landed her first role in the film That Night.",
@@ -227,6 +227,11 @@ def test_adverbial_clauses_become_facts_of_their_own(written):
     assert out == ["He left the club in 2005.", "He joined Chelsea."]
     out = texts(written.decompose("Her father was a teacher, while her mother was a professor."))
     assert out == ["Her father was a teacher.", "Her mother was a professor."]
+    # a present-tense sentence keeps its tense (a scientific claim is not made a past event)
+    out = texts(written.decompose("The drug lowers blood pressure in adults, reducing the risk of stroke."))
+    assert out == ["The drug lowers blood pressure in adults.", "The drug reduces the risk of stroke."]
+    out = texts(written.decompose("The vaccines protect children against measles, preventing most deaths."))
+    assert out == ["The vaccines protect children against measles.", "The vaccines prevent most deaths."]
     # a clause about the whole main clause ("making him …") is not a fact about the subject
     out = texts(written.decompose("He won the title in 2004, making him the youngest champion."))
     assert not any(c.startswith("He made") for c in out)

@@ -6,7 +6,7 @@ indexed as source ``scifact``, judged once, then decided with and without the gr
 guard and by the learned verdict model from the same judgements. Gold: SUPPORT → supported, CONTRADICT → refuted, no
 evidence → not_enough_info.
 
-    python benchmarks/verdicts_scifact_retrieval.py DB ../shared/data/scifact/claims_dev.jsonl [--limit N] [--json OUT]
+    python benchmarks/verdicts_scifact_retrieval.py DB ../shared/data/scifact/claims_dev.jsonl [--mode M] [--limit N] [--json OUT]
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ def main() -> dict:
     ap.add_argument("db")
     ap.add_argument("claims")
     ap.add_argument("-k", type=int, default=5)
+    ap.add_argument("--mode", default="hybrid", help="retrieval mode (core.retrieve.searcher.MODES)")
     ap.add_argument("--json")
     ap.add_argument("--limit", type=int, help="only the first N claims")
     ap.add_argument("--verdict-model", action="append", default=[], metavar="JSON",
@@ -49,13 +50,14 @@ def main() -> dict:
     from core.verify.verdict_model import decide_learned, load_verdict_model, model_digest
 
     others = {path: load_verdict_model(path) for path in args.verdict_model}
-    gold, with_guard, without, learned = [], [], [], []
+    ids, gold, with_guard, without, learned = [], [], [], [], []
     learned_by = {path: [] for path in others}
     t0 = time.perf_counter()
     for c in load_scifact_claims(args.claims)[: args.limit or None]:
+        ids.append(c.id)
         labels = {e["label"] for ev in c.evidence.values() for e in ev}
         gold.append("supported" if "SUPPORT" in labels else "refuted" if "CONTRADICT" in labels else "not_enough_info")
-        hits = searcher.search(c.claim, k=args.k, mode="hybrid", sources=["scifact"])
+        hits = searcher.search(c.claim, k=args.k, mode=args.mode, sources=["scifact"])
         passages = passage_evidence(hits)
         v = guarded.verify(c.claim, passages, always_sets=True)
         with_guard.append(v.label)
@@ -65,7 +67,7 @@ def main() -> dict:
         for j in v.judgements:
             j.grounded = True
         without.append(plain.decide_staged(v.judgements).label)
-    report = {"n": len(gold), "k": args.k, "seconds": time.perf_counter() - t0,
+    report = {"n": len(gold), "k": args.k, "mode": args.mode, "seconds": time.perf_counter() - t0,
               "label_counts": {lab: gold.count(lab) for lab in LABELS}, "thresholds": guarded.t.__dict__}
     report["learned_model"] = model_digest()
     systems = [("grounding", with_guard), ("no_grounding", without), ("learned", learned)]
@@ -73,7 +75,10 @@ def main() -> dict:
     for name, pred in systems:
         report[name] = {"accuracy": accuracy(gold, pred), "macro_f1": macro_f1(gold, pred, (*LABELS, "conflicting")),
                         "predicted": {lab: pred.count(lab) for lab in (*LABELS, "conflicting")}}
-    print(json.dumps(report, indent=2))
+    # per claim (SciFact ids and labels, no text), so two runs can be paired
+    report["rows"] = [{"id": i, "gold": g, "learned": p, "grounding": r}
+                      for i, g, p, r in zip(ids, gold, learned, with_guard, strict=True)]
+    print(json.dumps({k: v for k, v in report.items() if k != "rows"}, indent=2))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(report, fh, indent=2)

@@ -24,7 +24,7 @@ from pathlib import Path
 from core.decompose import DECOMPOSERS
 from core.errors import InputError
 from core.retrieve.expand import PRESETS
-from core.retrieve.searcher import MODES
+from core.retrieve.searcher import DEFAULT_MODE, MODES
 from core.verify.base import Thresholds
 
 _T = Thresholds()
@@ -77,7 +77,7 @@ class Settings:
     decomposer: str = "rules"  # rules | sentence | llm
     verifier: str = "embedded"  # embedded NLI, an HF id / folder, "llm", or a .gguf path
     llm: str = "embedded"  # GGUF for the LLM decomposer/judge: "embedded" (SmolLM2) or a path
-    mode: str = "hybrid"  # bm25 | dense | hybrid (fitted fusion + subject first) | hybrid-sentence | rrf | hyde | query2doc
+    mode: str = DEFAULT_MODE  # bm25 | dense | hybrid (fitted fusion + subject first) | hybrid-sentence (+ best sentence) | rrf | hyde | query2doc
     # Query expansion (seed 000): HyDE's prompt preset (encyclopedic | scientific | factcheck;
     # Query2doc always uses its generic prompt), documents per claim, and max new tokens.
     hyde_prompt: str = "encyclopedic"

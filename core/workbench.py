@@ -244,8 +244,10 @@ class Workbench:
     ) -> None:
         """Index the built-in sources :meth:`missing_builtins` names, once, and give the sources
         :meth:`unembedded_sources` names this embedder's vectors when the retrieval ``mode``
-        searches them (any mode when None); unknown names fail later with the searcher's message."""
-        from core.ingest.index import add_source, ensure_embeddings
+        searches them (any mode when None), and their sentence vectors when the mode scores
+        sentences (a database indexed before sentence vectors were stored: once, with progress);
+        unknown names fail later with the searcher's message."""
+        from core.ingest.index import add_source, ensure_embeddings, ensure_sentence_vectors
         from core.ingest.sources import BUILTINS, load_builtin
 
         for name in self.missing_builtins(db, names):
@@ -258,6 +260,24 @@ class Workbench:
             )
         for name in self.unembedded_sources(db, names, mode):
             ensure_embeddings(db, name, self.embedder(), progress)
+        for name in self.sources_without_sentence_vectors(db, names, mode):
+            ensure_sentence_vectors(db, name, self.embedder(), progress)
+
+    def sources_without_sentence_vectors(
+        self, db: sqlite_utils.Database, names: tuple[str, ...], mode: str | None,
+    ) -> list[str]:
+        """Sources of a run over ``names`` (every source when empty) whose sentence vectors from
+        this run's embedder look unbuilt (core.ingest.index.sentence_vectors_missing), when the
+        retrieval ``mode`` scores sentences by their vectors (core.retrieve.searcher.SENTENCE_VECTOR_MODES)."""
+        from core.ingest.index import sentence_vectors_missing
+        from core.retrieve.searcher import SENTENCE_VECTOR_MODES
+        from store.sources import get_source, list_sources
+
+        if mode not in SENTENCE_VECTOR_MODES:
+            return []
+        infos = [get_source(db, n) for n in names] if names else list_sources(db)
+        model = self.embedder().ref.model_id
+        return [s.name for s in infos if s is not None and sentence_vectors_missing(db, s.name, model)]
 
     def unembedded_sources(self, db: sqlite_utils.Database, names: tuple[str, ...], mode: str | None = None) -> list[str]:
         """Sources of a run over ``names`` (every source when empty) with passages that have no

@@ -6,6 +6,7 @@ They live in ``store`` (not ``core``) because the store must not import the pipe
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 
@@ -68,4 +69,11 @@ class StoredPassage:
 
     def sentence_texts(self) -> list[str]:
         """The passage's sentences, cut from its own text."""
-        return [self.text[s - self.char_start : e - self.char_start] for s, e in self.sentences]
+        return cut_sentences(self.text, self.char_start, self.sentences)
+
+
+def cut_sentences(text: str, char_start: int, spans: Sequence[Sequence[int]]) -> list[str]:
+    """A passage's sentences from its text: ``spans`` are document-relative, the passage starts
+    at ``char_start`` of its document. One function, so the sentences embedded at index time
+    (core/ingest/index.py) are character for character the ones a search scores."""
+    return [text[s - char_start : e - char_start] for s, e in spans]

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 import sqlite_utils
 
-from store.records import DocumentRecord, PassageRecord, SourceInfo, StoredPassage
+from store.records import DocumentRecord, PassageRecord, SourceInfo, StoredPassage, cut_sentences
 
 _SOURCE_COLS = (
     "id, name, format, path, attribution, licence, chunk_words, chunk_overlap, "
@@ -155,23 +155,49 @@ def insert_embeddings(
     )
 
 
-def cached_embeddings(db: sqlite_utils.Database, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-    """text sha256 → vector for the hashes the cache holds for ``model``."""
-    out: dict[str, np.ndarray] = {}
+def _rows_by_hash(db: sqlite_utils.Database, table: str, columns: str, model: str, hashes: Sequence[str]) -> list[tuple]:
+    """``columns`` of the rows of a vector table (``embedding_cache`` or ``sentence_vectors``)
+    for ``model`` and these text hashes, 500 hashes a query (SQLite's bound-variable limit)."""
+    rows: list[tuple] = []
     for start in range(0, len(hashes), 500):
         chunk = list(hashes[start : start + 500])
-        rows = db.execute(
-            f"SELECT text_sha256, vector FROM embedding_cache WHERE model = ? AND text_sha256 IN ({','.join('?' * len(chunk))})",
+        rows.extend(db.execute(
+            f"SELECT {columns} FROM {table} WHERE model = ? AND text_sha256 IN ({','.join('?' * len(chunk))})",
             [model, *chunk],
-        ).fetchall()
-        out.update((h, np.frombuffer(v, dtype=np.float32)) for h, v in rows)
-    return out
+        ).fetchall())
+    return rows
+
+
+def cached_embeddings(db: sqlite_utils.Database, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+    """text sha256 → vector for the hashes the cache holds for ``model``."""
+    return {h: np.frombuffer(v, dtype=np.float32)
+            for h, v in _rows_by_hash(db, "embedding_cache", "text_sha256, vector", model, hashes)}
 
 
 def cache_embeddings(db: sqlite_utils.Database, model: str, hashes: Sequence[str], vectors: np.ndarray) -> None:
     vecs = np.ascontiguousarray(vectors, dtype=np.float32)
     db.conn.executemany(
         "INSERT OR IGNORE INTO embedding_cache(model, text_sha256, vector) VALUES (?, ?, ?)",
+        ((model, h, vecs[i].tobytes()) for i, h in enumerate(hashes)),
+    )
+
+
+def stored_sentence_vectors(db: sqlite_utils.Database, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+    """text sha256 → float32 vector of the sentences stored for ``model`` (migration 9)."""
+    return {h: np.frombuffer(v, dtype=np.float16).astype(np.float32)
+            for h, v in _rows_by_hash(db, "sentence_vectors", "text_sha256, vector", model, hashes)}
+
+
+def sentence_vector_hashes(db: sqlite_utils.Database, model: str, hashes: Sequence[str]) -> set[str]:
+    """The hashes among ``hashes`` that have a stored sentence vector for ``model`` (none read)."""
+    return {r[0] for r in _rows_by_hash(db, "sentence_vectors", "text_sha256", model, hashes)}
+
+
+def store_sentence_vectors(db: sqlite_utils.Database, model: str, hashes: Sequence[str], vectors: np.ndarray) -> None:
+    """Sentence vectors as float16 (migration 9 says why); a hash already stored is kept."""
+    vecs = np.ascontiguousarray(vectors, dtype=np.float16)
+    db.conn.executemany(
+        "INSERT OR IGNORE INTO sentence_vectors(model, text_sha256, vector) VALUES (?, ?, ?)",
         ((model, h, vecs[i].tobytes()) for i, h in enumerate(hashes)),
     )
 
@@ -294,3 +320,29 @@ def iter_passage_texts(
             return
         last = rows[-1][0]
         yield [(int(r[0]), r[1], r[2]) for r in rows]
+
+
+def iter_passage_sentences(
+    db: sqlite_utils.Database, source_id: int, batch: int = 5_000
+) -> Iterator[list[str]]:
+    """The sentence texts of a source's passages, in passage-id order, a batch of ``batch``
+    passages at a time (keyset pagination on id), cut exactly as a search cuts them
+    (:func:`store.records.cut_sentences`)."""
+    last = -1
+    while True:
+        rows = db.execute(
+            "SELECT id, text, char_start, sentences FROM passages WHERE source_id = ? AND id > ? ORDER BY id LIMIT ?",
+            [source_id, last, batch],
+        ).fetchall()
+        if not rows:
+            return
+        last = rows[-1][0]
+        yield [t for r in rows for t in cut_sentences(r[1], r[2], json.loads(r[3]))]
+
+
+def last_passage_sentences(db: sqlite_utils.Database, source_id: int) -> list[str]:
+    """The sentence texts of a source's newest passage (the highest id), or [] without passages."""
+    row = db.execute(
+        "SELECT text, char_start, sentences FROM passages WHERE source_id = ? ORDER BY id DESC LIMIT 1", [source_id]
+    ).fetchone()
+    return cut_sentences(row[0], row[1], json.loads(row[2])) if row else []

@@ -71,6 +71,22 @@ def test_add_list_search_remove(runner, tmp_path, small_corpus):
     assert res.exit_code == 3 and "no source named 'mini'" in res.output
 
 
+def test_sentence_vectors_can_wait_for_the_first_search_that_needs_them(runner, tmp_path, small_corpus):
+    path, docs = small_corpus
+    db = tmp_path / "later.db"
+    res = runner.invoke(app, ["--db", str(db), "source", "add", "mini", str(path), "--no-sentence-vectors"])
+    assert res.exit_code == 0 and "0 new sentence vectors" in res.output
+    query = docs[3]["abstract"][0]
+    res = runner.invoke(app, ["--db", str(db), "search", query, "--source", "mini", "--mode", "hybrid", "--json"])
+    assert res.exit_code == 0 and "embedding each sentence once" not in res.output
+    res = runner.invoke(app, ["--db", str(db), "search", query, "--source", "mini", "--mode", "hybrid-sentence", "--json"])
+    assert res.exit_code == 0 and "embedding each sentence once" in res.stderr
+    hits = [json.loads(x) for x in res.stdout.splitlines()]
+    assert hits[0]["doc_id"] == str(docs[3]["doc_id"]) and "sentence" in hits[0]["ranks"]
+    res = runner.invoke(app, ["--db", str(db), "search", query, "--source", "mini", "--mode", "hybrid-sentence", "--json"])
+    assert res.exit_code == 0 and "embedding each sentence once" not in res.stderr  # once
+
+
 def test_bad_input_gives_clear_error_and_leaves_the_db_as_it_was(runner, tmp_path, small_corpus):
     path, _ = small_corpus
     db = tmp_path / "keep.db"

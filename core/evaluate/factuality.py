@@ -37,6 +37,7 @@ from core.errors import InputError
 from core.evaluate.datasets import check_file
 from core.evaluate.report import claimscope_version, machine
 from core.ingest.sources import jsonl_records, record_field
+from core.retrieve.searcher import DEFAULT_MODE
 from core.score.agreement import agreement
 from core.score.precision import AnswerPrecision, ClaimOutcome, answer_precision, batch_precision
 from core.verify.verifier import ClaimVerdict, PassageEvidence, Verifier
@@ -126,7 +127,7 @@ def _passages(texts: Sequence[str], splitter) -> list[PassageEvidence]:
 
 def evaluate_factuality(
     *, dataset: str, paths: Sequence[str | Path], verifier: Verifier, searcher: Any = None, splitter: Any = None,
-    source: str = "wiki-vital", k: int = 10, mode: str = "hybrid", limit: int | None = None, db: Any = None,
+    source: str = "wiki-vital", k: int = 10, mode: str = DEFAULT_MODE, limit: int | None = None, db: Any = None,
     store: bool = False, progress: Callable[[str, int, int | None], None] | None = None,
 ) -> dict:
     """See the module docstring. ``searcher`` (factscore) or ``splitter`` (factcheck-gpt)."""

@@ -32,7 +32,7 @@ import core
 from core.evaluate.metrics import dedupe, ndcg_at_k, percentile, recall_at_k
 from core.evaluate.report import claimscope_version, machine
 from core.evaluate.retrieval_sets import SentenceKey, load_retrieval_set
-from core.ingest.index import IndexReport, Progress, add_source, embed_with_cache
+from core.ingest.index import IndexReport, Progress, add_source, embed_with_cache, sentence_vectors
 from core.ingest.sources import load_documents
 from core.pipeline.stored import expand_cached
 from core.retrieve.expand import METHODS, Expander, ExpansionParams
@@ -110,7 +110,7 @@ class Bench:
             ranked = fuse(members, PLAIN_RRF if mode == "rrf" else self.fusion)
             if mode in ("hybrid-sentence", "fusion", "rerank") and self.sentence_score is not None:
                 top = sq.get_passages(self.db, [pid for pid, _ in ranked[:SENTENCE_SCORE_POOL]])
-                ranked, _ = with_best_sentence(ranked, top, query_vec, self.encode, self.sentence_score)
+                ranked, _ = with_best_sentence(ranked, top, query_vec, self.stored_sentences, self.sentence_score)
             if mode in ("hybrid", "hybrid-sentence", "rerank") and self.titles is not None and self.entities is not None:
                 ranked = subject_first(ranked, self.titles.find(claim, *self.entities(claim)))
         else:
@@ -128,6 +128,11 @@ class Bench:
 
     def docs(self, ranked: Ranked) -> list[str]:
         return dedupe([self.doc_of[pid] for pid, _ in ranked])
+
+    def stored_sentences(self, texts: list[str]) -> np.ndarray:
+        """The best-sentence stage's vectors as a search reads them: stored at index time
+        (core.ingest.index.ensure_sentence_vectors, float16)."""
+        return sentence_vectors(self.db, self.embedder, texts)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         if self._encode is None:

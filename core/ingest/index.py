@@ -48,6 +48,7 @@ class IndexReport:
     passages_added: int
     passages_embedded: int  # the rest came from the embedding cache
     seconds: float
+    sentences_embedded: int = 0  # sentence vectors this call added (ensure_sentence_vectors)
 
 
 def check_source_name(name: str) -> None:
@@ -83,9 +84,11 @@ def add_source(
     chunk_overlap: int = 32,
     progress: Progress | None = None,
     bm25_min: int = TANTIVY_MIN_PASSAGES,
+    sentence_vectors: bool = True,
 ) -> IndexReport:
     """Index ``documents`` as source ``name`` (creating or incrementally updating it).
-    Sources above ``bm25_min`` passages also get (or keep current) a Tantivy BM25 index."""
+    Sources above ``bm25_min`` passages also get (or keep current) a Tantivy BM25 index;
+    ``sentence_vectors`` embeds every sentence too (:func:`ensure_sentence_vectors`)."""
     check_source_name(name)
     if not documents:
         raise InputError(f"source {name!r} has no documents")
@@ -125,6 +128,7 @@ def add_source(
     else:
         raise InputError(f"source {name!r} kept changing while it was being indexed; try again")
     ensure_embeddings(db, name, embedder, progress)
+    sentences_embedded = ensure_sentence_vectors(db, name, embedder, progress) if sentence_vectors else 0
     info = sq.get_source(db, name)
     assert info is not None
     vector_index(db, info, model)
@@ -143,6 +147,7 @@ def add_source(
         passages_added=len(passage_ids),
         passages_embedded=embedded,
         seconds=seconds,
+        sentences_embedded=sentences_embedded,
     )
 
 
@@ -240,6 +245,80 @@ def ensure_embeddings(
         sq.insert_embeddings(db, model, [pid for pid, _, _ in missing], vecs)
         sq.cache_embeddings(db, model, hashes, vecs)
     return len(missing)
+
+
+SENTENCE_BATCH = 4096  # sentences embedded, then committed, per transaction
+
+
+def ensure_sentence_vectors(
+    db: sqlite_utils.Database, name: str, embedder: Embedder, progress: Progress | None = None,
+    batch: int = SENTENCE_BATCH,
+) -> int:
+    """Embed every sentence of a source that has no vector for this embedder yet, each sentence
+    alone (the text a search cuts: :func:`store.records.cut_sentences`), into ``sentence_vectors``
+    by (model, text hash), float16 (store/migrations.py, version 9). Returns how many were embedded.
+
+    Why: ``hybrid-sentence`` scores the sentences of the top 20 passages of every claim by their
+    cosine to it (core/retrieve/sentence_score.py), and ``search`` marks each hit's best
+    sentence the same way. Embedded at query time that cost about 3 s on a 19-claim answer;
+    stored here, a search reads them back. Late chunking (vectors pooled from the passage pass)
+    would be free but lost the stage's gain (docs/benchmarks.md, session 9), so each sentence
+    is embedded on its own, once (a sentence shared by overlapping passages or by another source
+    is stored once). The vectors are derived data: the pass runs after the passages are
+    committed, in batches of ``batch``, each its own transaction, in passage order, so an
+    interrupted pass keeps what it finished, and a sentence without a stored vector is embedded
+    by the search that needs it."""
+    info = require_source(db, name)
+    model = embedder.ref.model_id
+    report = progress or (lambda *_: None)
+    seen: set[str] = set()
+    todo: list[tuple[str, str]] = []  # (hash, text) in passage order
+    for texts in sq.iter_passage_sentences(db, info.id):
+        fresh: dict[str, str] = {}
+        for t in texts:
+            h = text_sha256(t)
+            if h not in seen:
+                seen.add(h)
+                fresh[h] = t
+        have = sq.sentence_vector_hashes(db, model, list(fresh))
+        todo.extend((h, t) for h, t in fresh.items() if h not in have)
+    if not todo:
+        return 0
+    done = 0
+    report("sentence vectors", 0, len(todo))
+    for start in range(0, len(todo), batch):
+        part = todo[start : start + batch]
+        vecs = embedder.encode([t for _, t in part], progress=lambda n: report("sentence vectors", n, len(todo)))
+        with write_tx(db):
+            sq.store_sentence_vectors(db, model, [h for h, _ in part], vecs)
+        done += len(part)
+    return done
+
+
+def sentence_vectors(db: sqlite_utils.Database, embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """Vectors of the sentence ``texts``: as stored by :func:`ensure_sentence_vectors`, the rest
+    embedded now (nothing is written: a search never writes)."""
+    hashes = [text_sha256(t) for t in texts]
+    stored = sq.stored_sentence_vectors(db, embedder.ref.model_id, hashes)
+    out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    rest = [i for i, h in enumerate(hashes) if h not in stored]
+    if rest:
+        out[rest] = embedder.encode([texts[i] for i in rest])
+    for i, h in enumerate(hashes):
+        if h in stored:
+            out[i] = stored[h]
+    return out
+
+
+def sentence_vectors_missing(db: sqlite_utils.Database, name: str, model: str) -> bool:
+    """Whether a source's sentence vectors for ``model`` look unbuilt: the sentences of its newest
+    passage lack a stored vector. :func:`ensure_sentence_vectors` writes in passage order, so this
+    one cheap look tells a finished pass from none or an interrupted one (a run decides from it
+    whether to complete the pass; a wrong answer costs only speed)."""
+    info = require_source(db, name)
+    texts = sq.last_passage_sentences(db, info.id)
+    hashes = list(dict.fromkeys(text_sha256(t) for t in texts))
+    return len(sq.sentence_vector_hashes(db, model, hashes)) < len(hashes)
 
 
 def require_source(db: sqlite_utils.Database, name: str) -> SourceInfo:

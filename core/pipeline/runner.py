@@ -25,7 +25,7 @@ from core.pipeline.events import Event, EventKind
 from core.pipeline.stored import expand_cached, store_claim_result
 from core.retrieve.expand import Expander, Expansion
 from core.retrieve.leakage import LeakageResult, Premise, audit
-from core.retrieve.searcher import Hit, Searcher
+from core.retrieve.searcher import DEFAULT_MODE, Hit, Searcher
 from core.score import run_scores
 from core.verify.verifier import ClaimVerdict, PassageEvidence, Verifier
 from store import cache
@@ -86,7 +86,7 @@ class Pipeline:
         *,
         sources: list[str] | None = None,
         k: int = 10,
-        mode: str = "hybrid",
+        mode: str = DEFAULT_MODE,
         use_cache: bool = True,
         expander: Expander | None = None,
         splitter: Any = None,
@@ -414,7 +414,7 @@ def verify_claim(
     *,
     sources: list[str] | None = None,
     k: int = 10,
-    mode: str = "hybrid",
+    mode: str = DEFAULT_MODE,
     expander: Expander | None = None,
     splitter: Any = None,
 ) -> ClaimResult:

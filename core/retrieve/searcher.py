@@ -6,13 +6,13 @@
   terms and BM25 (models/bm25_index.py), because FTS5 costs about a second a query there.
 - Dense: cosine similarity of L2-normalised sentence embeddings (all-MiniLM-L6-v2 by
   default) in a FAISS index; the query is the claim text without any prefix (seed 004 §5.4).
-- Hybrid (the default): BM25 and dense fused by the rule fitted on training claims
-  (core/retrieve/fusion.py, ``core/retrieve/data/fusion.json``: weighted RRF or min-max score
-  fusion), over the top ``depth`` of each retriever (``hybrid-sentence`` then fuses its top 20
-  passages again with the cosine of their best sentence: core/retrieve/sentence_score.py,
-  ``passage_sentences`` in fusion.json); then the subject's own document first
-  (core/retrieve/subject.py) when the claim names an entity that has its own document and
-  the restricted rule acts.
+- Hybrid: BM25 and dense fused by the rule fitted on training claims (core/retrieve/fusion.py,
+  ``core/retrieve/data/fusion.json``: weighted RRF or min-max score fusion), over the top
+  ``depth`` of each retriever; then the subject's own document first (core/retrieve/subject.py)
+  when the claim names an entity that has its own document and the restricted rule acts.
+- Hybrid-sentence (the default): the hybrid, whose top 20 passages are fused again with the
+  cosine of their best sentence before the subject step (core/retrieve/sentence_score.py,
+  ``passage_sentences`` in fusion.json), read from the sentence vectors stored at index time.
 - RRF: plain reciprocal-rank fusion, score(d) = Σ_r 1 / (k + rank_r(d)) with k = 60 and 1-based
   ranks (Cormack, Clarke & Büttcher 2009), equal weights (the hybrid before fitting).
 - HyDE / Query2doc (seed 000, core/retrieve/expand.py): dense retrieval with the mean of the claim's
@@ -31,7 +31,7 @@ import numpy as np
 import sqlite_utils
 
 from core.errors import InputError
-from core.ingest.index import bm25_index, require_source, vector_index
+from core.ingest.index import bm25_index, require_source, sentence_vectors, vector_index
 from core.retrieve.expand import Expansion, hyde_vector, query2doc_query
 from core.retrieve.fusion import FusionParams, fuse, load_fusion
 from core.retrieve.sentence_score import SENTENCE_SCORE_POOL, with_best_sentence
@@ -44,11 +44,18 @@ from store import sources as sq
 from store.records import SourceInfo, StoredPassage
 
 MODES = ("bm25", "dense", "hybrid", "hybrid-sentence", "rrf", "hyde", "query2doc")
-# "hybrid-sentence": the hybrid plus the best-sentence fusion (core/retrieve/sentence_score.py):
-# better document recall on SciFact (.935 vs .906 R@5), but it embeds the sentences of 20 passages
-# for every claim — the 150-word answer's `check` took 7.2 s instead of 4.4 s on 2 idle cores —
-# so it is a mode to choose for batch work, not the default (docs/benchmarks.md, issue 21).
+# "hybrid-sentence" (the default): the hybrid plus the best-sentence fusion
+# (core/retrieve/sentence_score.py) over sentence vectors stored at index time
+# (core.ingest.index.ensure_sentence_vectors). Dev document R@5 against the hybrid: SciFact .930 vs
+# .911, Climate-FEVER .838 vs .824, WiCE .981 vs .981; the 150-word answer's `check` takes the same
+# time (3.2 s on 2 cores; 7.2 s against 4.4 s when the sentences were embedded per search), and
+# SciFact verdicts through retrieval hold (learned rule macro-F1 .489 vs .494) (docs/benchmarks.md, issue 21).
 HYBRID_MODES = ("hybrid", "hybrid-sentence")
+# modes that score sentences by their vectors on every search: a run completes a source's stored
+# sentence vectors first (core.ingest.index.ensure_sentence_vectors; a database indexed before
+# they were stored)
+SENTENCE_VECTOR_MODES = ("hybrid-sentence",)
+DEFAULT_MODE = "hybrid-sentence"  # the settings' default, the demo's, and every caller's that names none
 EXPANSION_MODES = ("hyde", "query2doc")
 # modes that search the stored passage vectors (a source without this embedder's vectors must be
 # embedded first: core.workbench.Workbench.unembedded_sources); bm25 and query2doc never load it
@@ -228,6 +235,7 @@ class Searcher:
         # mostly the same passages, so each distinct sentence is embedded once per searcher
         # (once per run), not once per claim. Bounded; cleared when full.
         self._sentence_vecs: dict[str, np.ndarray] = {}
+        self._query_vec: tuple[str, np.ndarray] | None = None  # (query, vector) of the latest ranking
 
     def find_subject(self, query: str, sources: list[SourceInfo]) -> Subject | None:
         """The claim's subject with its own document (core/retrieve/subject.py), or None."""
@@ -304,6 +312,7 @@ class Searcher:
         query_vec = None
         if mode in ("dense", *HYBRID_MODES, "rrf"):
             query_vec = self.dense(srcs).encode_query(query)
+            self._query_vec = (query, query_vec)
             out["dense"] = self.dense(srcs).retrieve_vector(query_vec, depth)
         if mode == "rrf":
             out["rrf"] = reciprocal_rank_fusion({"bm25": out["bm25"], "dense": out["dense"]}, self.rrf_k)
@@ -327,7 +336,7 @@ class Searcher:
                              depth=self.depth, rrf_k=self.rrf_k)
 
     def search(
-        self, query: str, k: int = 10, mode: str = "hybrid", sources: Sequence[str] | None = None,
+        self, query: str, k: int = 10, mode: str = DEFAULT_MODE, sources: Sequence[str] | None = None,
         expansion: Expansion | None = None, mark_sentences: bool = True,
     ) -> list[Hit]:
         """The top ``k`` passages as :class:`Hit` s. ``mark_sentences=False`` leaves
@@ -358,7 +367,7 @@ class Searcher:
         if mode not in ("bm25", "query2doc"):
             sents = [h.passage.sentence_texts() for h in hits]
             flat = [s for ss in sents for s in ss]
-            sims = self._sentence_vectors(flat) @ self.embedder.encode([query])[0]
+            sims = self._sentence_vectors(flat) @ self._query_vector(query)
             pos = 0
             for hit, ss in zip(hits, sents, strict=True):
                 if ss:
@@ -371,9 +380,15 @@ class Searcher:
             if overlaps:
                 hit.best_sentence = int(np.argmax(overlaps))
 
+    def _query_vector(self, query: str) -> np.ndarray:
+        """The query's vector: the one its ranking just computed, else embedded now."""
+        last = self._query_vec
+        return last[1] if last is not None and last[0] == query else self.embedder.encode([query])[0]
+
     def _sentence_vectors(self, texts: list[str], limit: int = 50_000) -> np.ndarray:
-        """Vectors of ``texts``, embedding only the distinct ones not seen before (one batched
-        call). ``limit`` bounds the memo (50,000 × 384 floats ≈ 77 MB)."""
+        """Vectors of ``texts``: from the memo, else as stored at index time
+        (core.ingest.index.ensure_sentence_vectors), else embedded here — only the
+        distinct ones, in one batched call. ``limit`` bounds the memo (50,000 × 384 floats ≈ 77 MB)."""
         if not texts:
             return np.zeros((0, self.embedder.dim), dtype=np.float32)
         memo = self._sentence_vecs
@@ -382,7 +397,7 @@ class Searcher:
             if len(memo) + len(new) > limit:
                 memo.clear()
                 new = list(dict.fromkeys(texts))
-            memo.update(zip(new, self.embedder.encode(new), strict=True))
+            memo.update(zip(new, sentence_vectors(self.db, self.embedder, new), strict=True))
         return np.stack([memo[t] for t in texts])
 
 

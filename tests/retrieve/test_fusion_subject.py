@@ -22,7 +22,7 @@ from core.retrieve.fusion import (
     minmax_fusion,
     weighted_rrf,
 )
-from core.retrieve.searcher import Searcher, reciprocal_rank_fusion
+from core.retrieve.searcher import DEFAULT_MODE, Searcher, reciprocal_rank_fusion
 from core.retrieve.sentence_rank import bm25_scores, rank_sentences
 from core.retrieve.sentence_score import SENTENCE_SCORE_POOL, best_sentence_ranking, with_best_sentence
 from core.retrieve.sentence_score import load_params as load_sentence_score
@@ -404,8 +404,9 @@ def test_each_stage_is_stored_with_the_evidence_for_the_inspector(wiki_db, embed
     view = claim_view(wiki_db, run_claim_views(wiki_db, run_id)[0].id)
     top = view.evidence[0]
     assert top.title == "Caravaggio"
-    assert top.stages["subject"][1] == 1 and top.stages["hybrid"][1] == 1
-    assert {"bm25", "dense", "fusion"} & set(top.stages)
+    # the default mode's stages: its own rank, the members, the fusion, the best sentence, the subject
+    assert top.stages["subject"][1] == 1 and top.stages[DEFAULT_MODE][1] == 1
+    assert {"bm25", "dense", "fusion", "sentence"} <= set(top.stages)
     for ev in view.evidence:
         assert all(rank >= 1 for _score, rank in ev.stages.values())
 

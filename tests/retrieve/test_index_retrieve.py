@@ -34,7 +34,7 @@ def test_index_counts_fts_and_vectors_agree(mini_db):
         assert len(text.split()) <= 128
 
 
-@pytest.mark.parametrize("mode", ["bm25", "dense", "hybrid"])
+@pytest.mark.parametrize("mode", ["bm25", "dense", "hybrid", "hybrid-sentence"])
 def test_each_mode_finds_the_gold_abstract(mini_db, mini_claims, embedder, mode):
     searcher = Searcher(mini_db, lambda: embedder)
     with_gold = [c for c in mini_claims if c.gold_docs]

@@ -7,6 +7,7 @@ import sqlite3
 import pytest
 
 from store import SchemaTooNewError, StoreError, open_db, write_tx
+from store import sources as sq
 from store.migrations import MIGRATIONS, SCHEMA_VERSION
 
 
@@ -35,6 +36,32 @@ def test_reopen_keeps_data_and_does_not_rerun_migrations(tmp_path):
 def test_migrations_are_numbered_in_order():
     numbers = [n for n, _, _ in MIGRATIONS]
     assert numbers == list(range(1, len(numbers) + 1))
+
+
+def test_version_9_keeps_the_embedding_cache_as_a_rowid_table_and_adds_sentence_vectors(tmp_path):
+    """A database at version 8 (the cache as WITHOUT ROWID) upgrades without losing a cached vector."""
+    import numpy as np
+    import sqlite_utils
+
+    path = tmp_path / "v8.db"
+    old = sqlite_utils.Database(sqlite3.connect(path))
+    for _number, _name, migrate in MIGRATIONS[:8]:
+        migrate(old)
+    old.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', '8')")
+    vec = np.linspace(-1, 1, 384, dtype=np.float32)
+    old.execute("INSERT INTO embedding_cache VALUES ('m', 'h1', ?)", [vec.tobytes()])
+    old.conn.commit()
+    old.conn.close()
+    db = open_db(path)
+    sql = db.execute("SELECT sql FROM sqlite_master WHERE name = 'embedding_cache'").fetchone()[0]
+    assert "WITHOUT ROWID" not in sql.upper()
+    assert sq.cached_embeddings(db, "m", ["h1"])["h1"].tolist() == vec.tolist()
+    with write_tx(db):
+        sq.cache_embeddings(db, "m", ["h1", "h2"], np.stack([vec, -vec]))  # a known hash is kept, not duplicated
+        sq.store_sentence_vectors(db, "m", ["s1"], vec[None])
+    assert db.execute("SELECT count(*) FROM embedding_cache").fetchone()[0] == 2
+    assert np.abs(sq.stored_sentence_vectors(db, "m", ["s1"])["s1"] - vec).max() < 1e-3  # float16
+    assert sq.sentence_vector_hashes(db, "m", ["s1", "s2"]) == {"s1"}
 
 
 def test_newer_schema_is_refused_and_left_untouched(tmp_path):

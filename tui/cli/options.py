@@ -69,8 +69,8 @@ VERDICT_RULE_HELP = ("How judgements become a verdict: rules (thresholds) or lea
                      "over the judgements and where they come from).")
 GROUNDING_HELP = "Only evidence that names the claim's subject (in its text or document title) decides."
 MODE_HELP = ("Retrieval: bm25, dense, hybrid (fitted fusion, the subject's own document first), hybrid-sentence "
-             "(hybrid + each passage's best sentence: better recall, slower), rrf (plain reciprocal-rank fusion), "
-             "or with an LLM query expansion: hyde or query2doc.")
+             "(the default: hybrid + each passage's best sentence, from sentence vectors stored at indexing), "
+             "rrf (plain reciprocal-rank fusion), or with an LLM query expansion: hyde or query2doc.")
 PROMPT_HELP = "HyDE prompt preset: encyclopedic, scientific or factcheck (default: the settings'; Query2doc has its own)."
 EXPAND_LLM_HELP = "GGUF model writing hyde / query2doc expansions: embedded (SmolLM2) or a .gguf path."
 
@@ -90,18 +90,23 @@ def raise_input(message: str):
 def searcher_of(ctx: typer.Context, db, sources: list[str] | None, mode: str | None = None):
     """A Searcher over ``db``; built-in sources that are asked for (or, on an empty database,
     the default wiki-vital) are indexed on first use, with a progress bar, then reused; sources
-    without this embedder's vectors are embedded first when the retrieval ``mode`` needs them."""
+    without this embedder's vectors (or sentence vectors) are embedded first when the retrieval
+    ``mode`` needs them."""
     from tui.console import err, progress_bar
 
     wb = workbench_of(ctx)
     missing = wb.missing_builtins(db, tuple(sources or ()))
     unembedded = [n for n in wb.unembedded_sources(db, tuple(sources or ()), mode) if n not in missing]
     if missing:
-        err.print(f"first use of the built-in source {', '.join(missing)}: indexing it once (a minute or two on 2 cores)")
+        err.print(f"first use of the built-in source {', '.join(missing)}: indexing it once (two or three minutes on 2 cores)")
     if unembedded:
         err.print(f"{', '.join(unembedded)}: passages without vectors from {wb.embedder().ref.model_id} "
                   "(indexed with another embedding model); embedding them once")
-    if missing or unembedded:
+    unsentenced = [n for n in wb.sources_without_sentence_vectors(db, tuple(sources or ()), mode) if n not in missing]
+    if unsentenced:
+        err.print(f"{', '.join(unsentenced)}: sentences without stored vectors from {wb.embedder().ref.model_id} "
+                  f"(indexed before they were stored); embedding each sentence once")
+    if missing or unembedded or unsentenced:
         with progress_bar() as update:
             wb.ensure_sources(db, tuple(sources or ()), progress=update, mode=mode)
     return wb.searcher(db)

@@ -158,11 +158,12 @@ def demo(ctx: typer.Context) -> None:
     """The main job on the embedded defaults: check a short answer against the built-in
     wiki-vital source (indexed on first use), then show the evidence search behind it."""
     from core.pipeline.runner import Pipeline
+    from core.retrieve.searcher import DEFAULT_MODE
     from store import runs as rq
     from tui.console import out
 
     db = database(ctx)
-    searcher = searcher_of(ctx, db, ["wiki-vital"])
+    searcher = searcher_of(ctx, db, ["wiki-vital"], DEFAULT_MODE)
     out.print(f"[bold]claimscope check[/bold] {json.dumps(DEMO_ANSWER)} --source wiki-vital")
     pipeline = Pipeline(db, workbench_of(ctx).decomposer("rules"), searcher, verifier_of(ctx, "embedded"),
                         sources=["wiki-vital"], k=10)
@@ -171,5 +172,5 @@ def demo(ctx: typer.Context) -> None:
     print_check([{"run_id": run_id, "id": "demo", "claims": rq.run_results(db, run_id),
                    "scores": rq.run_scores(db, run_id)}], "table")
     q = "Marie Curie discovered radium"
-    out.print(f"\n[bold]claimscope search[/bold] {json.dumps(q)} --source wiki-vital --mode hybrid -k 3")
-    print_hits(searcher.search(q, k=3, mode="hybrid", sources=["wiki-vital"]), "hybrid", False, searcher)
+    out.print(f"\n[bold]claimscope search[/bold] {json.dumps(q)} --source wiki-vital --mode {DEFAULT_MODE} -k 3")
+    print_hits(searcher.search(q, k=3, mode=DEFAULT_MODE, sources=["wiki-vital"]), DEFAULT_MODE, False, searcher)

@@ -12,9 +12,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
 from core.decompose import DECOMPOSERS
+from core.retrieve.searcher import DEFAULT_MODE
 from core.settings import CHOICES, Settings
 
-MODES = ("hybrid", *(m for m in CHOICES["mode"] if m != "hybrid"))  # hyde / query2doc: LLM query expansion
+MODES = (DEFAULT_MODE, *(m for m in CHOICES["mode"] if m != DEFAULT_MODE))  # hyde / query2doc: LLM query expansion
 HYDE_PROMPTS = CHOICES["hyde_prompt"]
 DEVICES = ("cpu", "cuda", "mps")
 

@@ -59,6 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
+from core.verify.base import Thresholds
 from core.verify.verdict_model import FEATURES, extract, fit
 from core.verify.verifier import VERDICTS, PassageEvidence, Verifier
 
@@ -458,7 +459,9 @@ def main() -> None:
         from store import open_db
 
         terms_of = SubjectTerms()
-        verifier = Verifier(load_nli(), subject_terms=terms_of)
+        # the shipped weights were fitted on the lexical choice of judged sentences (before
+        # Thresholds.sentence_choice = "retrieval"); these searches rank no sentences, so say so
+        verifier = Verifier(load_nli(), Thresholds(sentence_choice="lexical"), subject_terms=terms_of)
         rows = []
         only = args.only.split(",")
         emb = load_embedder()

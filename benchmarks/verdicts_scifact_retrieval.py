@@ -6,7 +6,8 @@ indexed as source ``scifact``, judged once, then decided with and without the gr
 guard and by the learned verdict model from the same judgements. Gold: SUPPORT → supported, CONTRADICT → refuted, no
 evidence → not_enough_info.
 
-    python benchmarks/verdicts_scifact_retrieval.py DB ../shared/data/scifact/claims_dev.jsonl [--mode M] [--limit N] [--json OUT]
+    python benchmarks/verdicts_scifact_retrieval.py DB ../shared/data/scifact/claims_dev.jsonl [--mode M] [--limit N]
+        [--sentence-choice lexical|retrieval] [--json OUT]
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from core.evaluate.datasets import load_scifact_claims
 from core.evaluate.metrics import accuracy, macro_f1
 from core.pipeline.runner import passage_evidence
 from core.retrieve.searcher import Searcher
+from core.verify.base import Thresholds
 from core.verify.verifier import Verifier
 from models.embed import load_embedder
 from models.nli import load_nli
@@ -37,6 +39,8 @@ def main() -> dict:
     ap.add_argument("claims")
     ap.add_argument("-k", type=int, default=5)
     ap.add_argument("--mode", default="hybrid", help="retrieval mode (core.retrieve.searcher.MODES)")
+    ap.add_argument("--sentence-choice", default="lexical", choices=("lexical", "retrieval"),
+                    help="how the verifier picks the sentences it judges (core.verify.base.Thresholds.sentence_choice)")
     ap.add_argument("--json")
     ap.add_argument("--limit", type=int, help="only the first N claims")
     ap.add_argument("--verdict-model", action="append", default=[], metavar="JSON",
@@ -45,7 +49,7 @@ def main() -> dict:
     db = open_db(args.db)
     emb = load_embedder()
     searcher = Searcher(db, lambda: emb)
-    guarded = Verifier(load_nli(), subject_terms=SubjectTerms())
+    guarded = Verifier(load_nli(), Thresholds(sentence_choice=args.sentence_choice), subject_terms=SubjectTerms())
     plain = Verifier(guarded.nli, guarded.t)
     from core.verify.verdict_model import decide_learned, load_verdict_model, model_digest
 
@@ -57,7 +61,8 @@ def main() -> dict:
         ids.append(c.id)
         labels = {e["label"] for ev in c.evidence.values() for e in ev}
         gold.append("supported" if "SUPPORT" in labels else "refuted" if "CONTRADICT" in labels else "not_enough_info")
-        hits = searcher.search(c.claim, k=args.k, mode=args.mode, sources=["scifact"])
+        hits = searcher.search(c.claim, k=args.k, mode=args.mode, sources=["scifact"],
+                               rank_sentences=guarded.wants_sentence_ranks)
         passages = passage_evidence(hits)
         v = guarded.verify(c.claim, passages, always_sets=True)
         with_guard.append(v.label)
@@ -67,7 +72,7 @@ def main() -> dict:
         for j in v.judgements:
             j.grounded = True
         without.append(plain.decide_staged(v.judgements).label)
-    report = {"n": len(gold), "k": args.k, "mode": args.mode, "seconds": time.perf_counter() - t0,
+    report = {"n": len(gold), "k": args.k, "mode": args.mode, "sentence_choice": args.sentence_choice, "seconds": time.perf_counter() - t0,
               "label_counts": {lab: gold.count(lab) for lab in LABELS}, "thresholds": guarded.t.__dict__}
     report["learned_model"] = model_digest()
     systems = [("grounding", with_guard), ("no_grounding", without), ("learned", learned)]

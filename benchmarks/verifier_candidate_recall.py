@@ -49,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--claims", required=True, type=Path)
     ap.add_argument("--corpus", type=Path, default=None)
     ap.add_argument("--top-k", type=int, default=10, help="passages a run verifies (settings top_k)")
+    ap.add_argument("--mode", default="hybrid", choices=("hybrid", "hybrid-sentence"),
+                    help="the passage ranking, and the evidence-sentence weights fitted for it")
     ap.add_argument("--ks", default="3,5,8,12", help="sentence budgets; 8 = Thresholds.judge_sentences")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--json", type=Path, default=None)
@@ -63,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     ks = [int(k) for k in args.ks.split(",")]
     budget = max(ks)
     chooser = Verifier(None, Thresholds(judge_sentences=budget, early_stop=1.0))  # ranking only, no model call
-    weights = load_sentence_fusion("hybrid")
+    weights = load_sentence_fusion(args.mode)
     no_dense = FusionParams(weights.method, weights.k, {**weights.weights, "dense": 0.0}, "fused, dense weight 0")
     names = ("lexical", "fused", "dense", "bm25", "fused_no_dense")
     recall: dict[str, dict[int, list[float]]] = {m: {k: [] for k in ks} for m in names}
@@ -71,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
                       index_kinds=["flat"], db_path=args.db,
                       source="scifact" if args.dataset == "scifact" else f"eval-{args.dataset}") as bench:
         for c in claims:
-            ranked, _, _ = bench.passage_ranking("hybrid", c.claim, "flat")
+            ranked, _, _ = bench.passage_ranking(args.mode, c.claim, "flat")
             top = [pid for pid, _ in ranked[: args.top_k]]
             got = sq.get_passages(bench.db, top)
             passages = [got[p] for p in top if p in got]
@@ -97,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
                         recall[m][k].append(0.0)
     report = {
         "task": "verifier_candidate_recall", "dataset": args.dataset, "claims": len(claims), "top_k": args.top_k,
-        "mode": "hybrid", "note": "sentence recall@N of the sentences the verifier would judge, by how they are chosen",
+        "mode": args.mode, "note": "sentence recall@N of the sentences the verifier would judge, by how they are chosen",
         "recall": {m: {f"@{k}": sum(v) / len(v) for k, v in by_k.items()} for m, by_k in recall.items()},
         "machine": machine(),
     }

@@ -25,7 +25,7 @@ from core.decompose import DECOMPOSERS
 from core.errors import InputError
 from core.retrieve.expand import PRESETS
 from core.retrieve.searcher import DEFAULT_MODE, MODES
-from core.verify.base import Thresholds
+from core.verify.base import SENTENCE_CHOICES, Thresholds
 
 _T = Thresholds()
 
@@ -88,6 +88,9 @@ class Settings:
     refute_threshold: float = _T.refute
     conflict_threshold: float = _T.conflict
     grounding: bool = True
+    # How the verifier picks the few sentences it judges per claim (core.verify.base.Thresholds.sentence_choice):
+    # "retrieval" (the evidence-sentence ranking of the run's retrieval mode) or "lexical" (shared claim words).
+    sentence_choice: str = _T.sentence_choice
     # How a claim's judgements become its verdict: "rules" (the thresholds above) or "learned"
     # (core/verify/verdict_model.py: a logistic regression fitted on train splits, core/verify/data/verdict_model.json;
     # the default since it measured better: Factcheck-GPT κ .077 → .405, demo 2 → 5 of 7 right).
@@ -101,7 +104,7 @@ class Settings:
 
     def thresholds(self) -> Thresholds:
         return Thresholds(support=self.support_threshold, refute=self.refute_threshold,
-                          conflict=self.conflict_threshold)
+                          conflict=self.conflict_threshold, sentence_choice=self.sentence_choice)
 
 
 _KINDS = {f.name: f.type for f in fields(Settings)}
@@ -112,6 +115,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "decomposer": DECOMPOSERS,
     "hyde_prompt": tuple(k for k in PRESETS if k != "query2doc"),  # Query2doc has its own prompt
     "verdict_rule": ("rules", "learned"),  # core.verify.verifier.VERDICT_RULES
+    "sentence_choice": SENTENCE_CHOICES,
 }
 # Inclusive ranges of the numeric settings.
 RANGES: dict[str, tuple[float, float]] = {
@@ -132,7 +136,7 @@ SECTIONS: dict[str, dict[str, str]] = {
             "sources": "sources", "grounding": "grounding", "verdict_rule": "verdict_rule"},
     "models": {"embedder": "embedder", "device": "device", "llm": "llm"},
     "index": {"chunk_words": "chunk_words", "chunk_overlap": "chunk_overlap"},
-    "retrieval": {"rrf_k": "rrf_k"},
+    "retrieval": {"rrf_k": "rrf_k", "sentence_choice": "sentence_choice"},
     "expansion": {"hyde_prompt": "hyde_prompt", "n": "expansion_n", "max_tokens": "expansion_max_tokens"},
     "thresholds": {"support": "support_threshold", "refute": "refute_threshold", "conflict": "conflict_threshold"},
     "ui": {"theme": "theme", "keymap": "keymap"},

@@ -39,13 +39,14 @@ class RunOptions:
     refute: float
     conflict: float
     verdict_rule: str
+    sentence_choice: str
 
     @classmethod
     def from_settings(cls, s: Settings) -> RunOptions:
         return cls(
             decomposer=s.decomposer, verifier=s.verifier, sources=tuple(s.sources), mode=s.mode, k=s.top_k,
             grounding=s.grounding, support=s.support_threshold, refute=s.refute_threshold,
-            conflict=s.conflict_threshold, verdict_rule=s.verdict_rule,
+            conflict=s.conflict_threshold, verdict_rule=s.verdict_rule, sentence_choice=s.sentence_choice,
         )
 
     def with_(self, **kw: Any) -> RunOptions:
@@ -141,7 +142,8 @@ class Workbench:
         from core.verify.verifier import Verifier
         from models.nlp import SubjectTerms
 
-        thresholds = Thresholds(support=options.support, refute=options.refute, conflict=options.conflict)
+        thresholds = Thresholds(support=options.support, refute=options.refute, conflict=options.conflict,
+                                sentence_choice=options.sentence_choice)
         terms = self._model(("subject-terms",), lambda: SubjectTerms(pipeline=self.spacy())) if options.grounding else None
         return Verifier(self.nli(options.verifier), thresholds, subject_terms=terms, verdict_rule=options.verdict_rule)
 

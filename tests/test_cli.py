@@ -65,6 +65,17 @@ def test_add_list_search_remove(runner, tmp_path, small_corpus):
     res = runner.invoke(app, ["--db", str(db), "search", query, "--mode", "bm25", "-k", "2"])
     assert res.exit_code == 0 and target["title"].strip()[:30] in res.stdout
 
+    # the evidence sentences ranked across passages: the query's own sentence first
+    res = runner.invoke(app, ["--db", str(db), "search", query, "--source", "mini", "-k", "3", "--sentences", "2"])
+    assert res.exit_code == 0, res.output
+    listed = res.stdout.split("Evidence sentences across the passages", 1)[1]
+    assert listed.count("›") == 2 and " 1. " + target["title"].strip()[:20] in " ".join(listed.split())
+    res = runner.invoke(app, ["--db", str(db), "search", query, "--source", "mini", "-k", "3", "--sentences", "2", "--json"])
+    ranks = [json.loads(x)["sentence_ranks"] for x in res.stdout.splitlines()]
+    assert ranks[0][0] == 1 and sorted(r for rs in ranks for r in rs)[:3] == [1, 2, 3]
+    res = runner.invoke(app, ["--db", str(db), "search", query, "--mode", "bm25", "--sentences", "2"])
+    assert res.exit_code == 2 and "use a mode that has them" in res.output
+
     res = runner.invoke(app, ["--db", str(db), "source", "remove", "mini"])
     assert res.exit_code == 0
     res = runner.invoke(app, ["--db", str(db), "search", "x", "--source", "mini"])

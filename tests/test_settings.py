@@ -35,6 +35,9 @@ def test_thresholds_have_one_default():
     s, t = Settings(), Thresholds()
     assert (s.support_threshold, s.refute_threshold, s.conflict_threshold) == (t.support, t.refute, t.conflict)
     assert s.thresholds() == t
+    from core.workbench import RunOptions
+
+    assert RunOptions.from_settings(Settings(sentence_choice="lexical")).sentence_choice == "lexical"
 
 
 @pytest.mark.parametrize(
@@ -46,6 +49,7 @@ def test_thresholds_have_one_default():
         ('[run]\nmoed = "bm25"\n', "unknown setting 'run.moed'"),
         ('top_k = 3\n[run]\ntop_k = 4\n', "given twice"),
         ('[index]\nchunk_words = 32\nchunk_overlap = 32\n', "must be below"),
+        ('[retrieval]\nsentence_choice = "random"\n', "'retrieval.sentence_choice' must be one of lexical, retrieval"),
     ],
 )
 def test_bad_values_are_refused_naming_the_file(tmp_path, toml, message):

@@ -155,7 +155,8 @@ def evaluate_factuality(
             terms = verifier.subject_terms(c.text) if verifier.subject_terms else set()
             hits: list = []
             if dataset == "factscore":
-                hits = searcher.search(c.text, k=k, mode=mode, sources=[source], mark_sentences=False)
+                hits = searcher.search(c.text, k=k, mode=mode, sources=[source], mark_sentences=False,
+                                       rank_sentences=verifier.wants_sentence_ranks)
                 evidence = passage_evidence(hits)
             else:
                 evidence = _passages(list(c.evidence), splitter)

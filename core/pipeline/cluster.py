@@ -213,7 +213,8 @@ class CheckWorker:
                 cited = decompose_cited(job.text, self.decomposer)
                 claims = [(c.claim.idx, c.claim.text) for c in cited if c.claim.checkable]
             found = [(idx, text, self.searcher.search(text, k=self.k, mode=self.mode, sources=self.sources,
-                                                      mark_sentences=False)) for idx, text in claims]
+                                                      mark_sentences=False, rank_sentences=self.verifier.wants_sentence_ranks))
+                     for idx, text in claims]
             # the answer's claims share batched NLI passes (Verifier.verify_many)
             verdicts = self.verifier.verify_many([(text, passage_evidence(hits)) for _, text, hits in found])
             outcomes = [ClaimOutcome(idx, hits, v) for (idx, _, hits), v in zip(found, verdicts, strict=True)]

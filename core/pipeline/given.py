@@ -210,9 +210,10 @@ class GivenSearcher:
             raise InputError("the given documents hold no text to check against")
 
     def search(self, query: str, k: int = 0, mode: str = GIVEN_MODE, sources: Any = None, expansion: Any = None,
-               mark_sentences: bool = True) -> list[Hit]:
+               mark_sentences: bool = True, rank_sentences: bool = False) -> list[Hit]:
         """Every given passage, ranked by its best sentence's share of the query's content words
-        (that sentence is the ranking itself, so it is always marked)."""
+        (that sentence is the ranking itself, so it is always marked). ``rank_sentences`` is
+        accepted and ignored: a given document has every sentence judged (:func:`given_verifier`)."""
         q = set(content_words(query))
         scored = []
         for pos, p in enumerate(self.passages):

@@ -54,7 +54,7 @@ class Cancelled(Exception):
 def passage_evidence(hits: list[Hit]) -> list[PassageEvidence]:
     return [
         PassageEvidence(h.passage.id, h.rank, tuple(h.passage.sentence_texts()), h.passage.text, h.passage.title,
-                        h.passage.source)
+                        h.passage.source, h.sentence_ranks or ())
         for h in hits
     ]
 
@@ -271,7 +271,8 @@ class Pipeline:
                 self._emit(listener, run_id, EventKind.PROGRESS, {"idx": idx, "stage": "retrieving"}, claim_id)
                 # best sentences only for the expansion's audit: a run never stores them (Searcher.search)
                 hits = self.searcher.search(text, k=self.k, mode=self.mode, sources=self.sources, expansion=expansion,
-                                            mark_sentences=expansion is not None and self.splitter is not None)
+                                            mark_sentences=expansion is not None and self.splitter is not None,
+                                            rank_sentences=self.verifier.wants_sentence_ranks)
                 if not hits:
                     self._emit(listener, run_id, EventKind.WARNING, {"idx": idx, "message": "no evidence found in the sources"}, claim_id)
                 self._emit(listener, run_id, EventKind.PROGRESS, {"idx": idx, "stage": "verifying", "passages": len(hits)}, claim_id)
@@ -423,7 +424,8 @@ def verify_claim(
     if not claim.strip():
         raise InputError("the claim is empty")
     expansion = expand_cached(db, expander, claim) if expander is not None else None
-    hits = searcher.search(claim, k=k, mode=mode, sources=sources, expansion=expansion)
+    hits = searcher.search(claim, k=k, mode=mode, sources=sources, expansion=expansion,
+                           rank_sentences=verifier.wants_sentence_ranks)
     verdict = verifier.verify(claim, passage_evidence(hits))
     leak = None
     if expansion is not None and splitter is not None:

@@ -33,7 +33,10 @@ import sqlite_utils
 from core.errors import InputError
 from core.ingest.index import bm25_index, require_source, sentence_vectors, vector_index
 from core.retrieve.expand import Expansion, hyde_vector, query2doc_query
-from core.retrieve.fusion import FusionParams, fuse, load_fusion
+from core.retrieve.fusion import FusionParams, fuse, load_fusion, load_sentence_fusion
+from core.retrieve.sentence_rank import RankedSentence, member_rankings
+from core.retrieve.sentence_rank import apply as apply_sentence_fusion
+from core.retrieve.sentence_rank import candidates as sentence_candidates
 from core.retrieve.sentence_score import SENTENCE_SCORE_POOL, with_best_sentence
 from core.retrieve.sentence_score import load_params as load_sentence_score
 from core.retrieve.subject import EntityFn, Subject, TitleIndex, acts, subject_first
@@ -55,6 +58,9 @@ HYBRID_MODES = ("hybrid", "hybrid-sentence")
 # sentence vectors first (core.ingest.index.ensure_sentence_vectors; a database indexed before
 # they were stored)
 SENTENCE_VECTOR_MODES = ("hybrid-sentence",)
+# modes whose search loads the embedder anyway: their hits' sentences can be ranked by sentence
+# vectors (:meth:`Searcher.rank_evidence_sentences`) without loading a model a mode does not need
+EMBEDDING_MODES = ("dense", *HYBRID_MODES, "rrf", "hyde")
 DEFAULT_MODE = "hybrid-sentence"  # the settings' default, the demo's, and every caller's that names none
 EXPANSION_MODES = ("hyde", "query2doc")
 # modes that search the stored passage vectors (a source without this embedder's vectors must be
@@ -184,6 +190,10 @@ class Hit:
     scores: dict[str, float] = field(default_factory=dict)
     ranks: dict[str, int] = field(default_factory=dict)
     best_sentence: int | None = None  # index into passage.sentences
+    # 1-based rank of each of the passage's sentences in the evidence-sentence ranking across
+    # all hits (:meth:`Searcher.rank_evidence_sentences`); None when not ranked. A sentence that
+    # an overlapping, better-ranked hit already holds ranks after every ranked one.
+    sentence_ranks: tuple[int, ...] | None = None
 
     @property
     def sentence_text(self) -> str | None:
@@ -236,6 +246,7 @@ class Searcher:
         # (once per run), not once per claim. Bounded; cleared when full.
         self._sentence_vecs: dict[str, np.ndarray] = {}
         self._query_vec: tuple[str, np.ndarray] | None = None  # (query, vector) of the latest ranking
+        self._sentence_fusion: dict[str, FusionParams] = {}  # evidence-sentence weights by mode
 
     def find_subject(self, query: str, sources: list[SourceInfo]) -> Subject | None:
         """The claim's subject with its own document (core/retrieve/subject.py), or None."""
@@ -337,13 +348,15 @@ class Searcher:
 
     def search(
         self, query: str, k: int = 10, mode: str = DEFAULT_MODE, sources: Sequence[str] | None = None,
-        expansion: Expansion | None = None, mark_sentences: bool = True,
+        expansion: Expansion | None = None, mark_sentences: bool = True, rank_sentences: bool = False,
     ) -> list[Hit]:
         """The top ``k`` passages as :class:`Hit` s. ``mark_sentences=False`` leaves
         ``Hit.best_sentence`` unset: a run never stores or shows it (the verifier ranks and
         judges sentences itself), and marking embeds every sentence of the top k — measured,
         10 of the 25 s of ``check --no-cache`` on the 150-word answer. Mark later with
-        :meth:`mark_best_sentences` where a caller needs it (an expansion's leakage audit)."""
+        :meth:`mark_best_sentences` where a caller needs it (an expansion's leakage audit).
+        ``rank_sentences`` sets ``Hit.sentence_ranks`` (:meth:`rank_evidence_sentences`), for a
+        verifier that chooses its sentences by them."""
         rankings = self.rank(query, mode, k, sources, expansion)
         top = rankings[mode][:k]
         passages = sq.get_passages(self.db, [pid for pid, _ in top])
@@ -357,7 +370,34 @@ class Searcher:
             hits.append(hit)
         if mark_sentences:
             self.mark_best_sentences(query, hits, mode)
+        if rank_sentences:
+            self.rank_evidence_sentences(query, hits, mode)
         return hits
+
+    def rank_evidence_sentences(self, query: str, hits: list[Hit], mode: str = DEFAULT_MODE) -> list[RankedSentence]:
+        """Rank the sentences of ``hits`` together, across passages, and set each hit's
+        ``sentence_ranks``: the evidence-sentence fusion that ``eval retrieval`` scores
+        (core/retrieve/sentence_rank.py: cosine of the stored sentence vectors, BM25 over the
+        pool, passage rank; weights fitted for ``mode`` on training claims' rationale
+        sentences, core/retrieve/data/fusion.json). Why: what the verifier judges is a
+        sentence, and it judges only a few of them per claim (``Thresholds.judge_sentences``).
+        Only for :data:`EMBEDDING_MODES` (the others never load the embedder); returns the
+        ranked sentences, best first, with each member's score and rank (empty when none were
+        ranked)."""
+        if not hits or mode not in EMBEDDING_MODES:
+            return []
+        cands = sentence_candidates([h.passage for h in hits])
+        if not cands:
+            return []
+        if mode not in self._sentence_fusion:
+            self._sentence_fusion[mode] = load_sentence_fusion(mode)
+        rankings = member_rankings(self._query_vector(query), self._sentence_vectors([c.text for c in cands]), query, cands)
+        ranked = apply_sentence_fusion(rankings, cands, self._sentence_fusion[mode])
+        position = {(c.passage.id, c.index): r for r, c in enumerate(ranked, start=1)}
+        unranked = len(ranked) + 1
+        for h in hits:
+            h.sentence_ranks = tuple(position.get((h.passage.id, i), unranked) for i in range(len(h.passage.sentences)))
+        return ranked
 
     def mark_best_sentences(self, query: str, hits: list[Hit], mode: str = "hybrid") -> None:
         """The sentence of each passage that best matches the query: cosine of embeddings

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+SENTENCE_CHOICES = ("lexical", "retrieval")  # Thresholds.sentence_choice
+
 
 @dataclass(frozen=True)
 class Thresholds:
@@ -26,6 +28,18 @@ class Thresholds:
     # cross-encoder per claim, the ones sharing most of the claim's content words first (a
     # cheap lexical relevance score); 0 = every sentence of every retrieved passage.
     judge_sentences: int = 8
+    # How those sentences are chosen: "retrieval" (the retrieval mode's evidence-sentence
+    # ranking, core.retrieve.searcher.Searcher.rank_evidence_sentences: stored sentence vectors +
+    # BM25 over the pool + passage rank; falls back to lexical where the passages carry no such
+    # ranks, e.g. a BM25-only mode) or "lexical" (the share of the claim's content words in the
+    # sentence and its title, ties by passage rank). "retrieval" since session 11: rationale
+    # recall@8 of the judged sentences .690/.665/.834 -> .736/.679/.840 (SciFact / Climate-FEVER /
+    # WiCE dev), SciFact-150 verdicts .489 -> .494 macro-F1, same time (docs/benchmarks.md).
+    sentence_choice: str = "retrieval"
+
+    def __post_init__(self) -> None:
+        if self.sentence_choice not in SENTENCE_CHOICES:
+            raise ValueError(f"sentence_choice must be one of {SENTENCE_CHOICES}, got {self.sentence_choice!r}")
     # Whole passages judged per claim (the best-ranked by the same score); 0 = every passage.
     judge_passages: int = 3
     # Early stop: the first half of the ranked units is judged first; when a grounded unit

@@ -1,9 +1,11 @@
 """Claim verdicts from NLI over retrieved evidence.
 
 For one claim and its top-k passages, claim–sentence and claim–passage pairs are scored
-(premise = evidence, hypothesis = claim; ICAT, seed 004 §5.4) — the sentences and passages
-sharing most of the claim's words first, at most ``judge_sentences`` + ``judge_passages`` of
-them, with an early stop on a wide support margin (:meth:`Verifier.candidate_units`). When no single unit
+(premise = evidence, hypothesis = claim; ICAT, seed 004 §5.4) — the sentences the retrieval
+ranks highest across the passages (or, without such ranks, those sharing most of the claim's
+words) and the passages sharing most of its words, at most ``judge_sentences`` +
+``judge_passages`` of them, with an early stop on a wide support margin
+(:meth:`Verifier.candidate_units`). When no single unit
 decides, sets of up to 3 sentences from the top passages are tried, concatenated in
 document order (PeopleProfiles' multi-sentence evidence, seed 003 §4.2 and §6.4.3: "≤ 3
 selected sentences").
@@ -88,6 +90,9 @@ class PassageEvidence:
     # the knowledge source's name ("" when the evidence was not retrieved from one): the learned
     # verdicts pick their weights by the kind of source (core/verify/verdict_model.source_kind)
     source: str = ""
+    # each sentence's rank in the retrieval's evidence-sentence ranking across the passages
+    # (core.retrieve.searcher.Searcher.rank_evidence_sentences); () when not ranked
+    sentence_ranks: tuple[int, ...] = ()
 
 
 class Verifier:
@@ -112,6 +117,12 @@ class Verifier:
         if verdict_rule not in VERDICT_RULES:
             raise ValueError(f"verdict_rule must be one of {VERDICT_RULES}, got {verdict_rule!r}")
         self.verdict_rule = verdict_rule
+
+    @property
+    def wants_sentence_ranks(self) -> bool:
+        """Whether retrieval should rank the evidence sentences for this verifier
+        (``Searcher.search(rank_sentences=…)``): it chooses the sentences it judges by them."""
+        return self.t.sentence_choice == "retrieval" and self.t.judge_sentences > 0
 
     def _calibrate(self, probs: np.ndarray) -> np.ndarray:
         if self.t.temperature == 1.0:
@@ -194,10 +205,12 @@ class Verifier:
     ) -> tuple[list[EvidenceUnit], list[EvidenceUnit]]:
         """The units worth a cross-encoder call, in two stages: (judged first, judged unless
         the first stage decides early). Every distinct sentence and every multi-sentence
-        passage is a candidate; they are ranked by a cheap lexical relevance score — the share
-        of the claim's content words the unit (or its document title) contains, ties broken by
-        retrieval rank — and only the top ``judge_sentences`` sentences and ``judge_passages``
-        passages are kept. Why: with every sentence of 10 passages, each passage and up to 20
+        passage is a candidate; sentences are ranked by the retrieval's evidence-sentence
+        ranking (``PassageEvidence.sentence_ranks``, with ``Thresholds.sentence_choice =
+        "retrieval"``), else — and passages always — by a cheap lexical relevance score: the
+        share of the claim's content words the unit (or its document title) contains, ties
+        broken by retrieval rank. Only the top ``judge_sentences`` sentences and
+        ``judge_passages`` passages are kept. Why: with every sentence of 10 passages, each passage and up to 20
         sets judged, most of a run's time went into pairs that shared no word with the claim
         and could not decide (issue 18's measurements)."""
         sentences: list[EvidenceUnit] = []
@@ -223,7 +236,12 @@ class Verifier:
             return (-len(q & words) / len(q), u.passage_rank)
 
         if t.judge_sentences > 0:
-            sentences = sorted(sentences, key=relevance)[: t.judge_sentences]
+            ranks = {p.passage_id: p.sentence_ranks for p in passages}
+            if t.sentence_choice == "retrieval" and all(len(ranks[p.passage_id]) == len(p.sentences) for p in passages):
+                sentences = sorted(sentences, key=lambda u: (ranks[u.passage_id][u.sentences[0]], relevance(u)))
+            else:
+                sentences = sorted(sentences, key=relevance)
+            sentences = sentences[: t.judge_sentences]
         if t.judge_passages > 0:
             whole = sorted(whole, key=relevance)[: t.judge_passages]
         if t.early_stop >= 1.0:

@@ -6,7 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.ingest.index import add_source, ensure_sentence_vectors, sentence_vectors_missing, text_sha256
+from core.ingest.index import (
+    add_source,
+    ensure_sentence_vectors,
+    sentence_vectors,
+    sentence_vectors_missing,
+    text_sha256,
+)
 from core.ingest.sources import load_documents
 from core.retrieve.searcher import Searcher
 from core.settings import Settings
@@ -99,3 +105,46 @@ class _OnlyThese:
         if not set(texts) <= self.allowed:
             raise KeyboardInterrupt
         return self.inner.encode(texts, **kw)
+
+
+def test_evidence_sentences_ranked_across_hits_are_what_the_verifier_judges(mini_db, mini_claims, embedder):
+    """Thresholds.sentence_choice = "retrieval": the searcher ranks the hits' sentences together
+    by the mode's fitted evidence-sentence fusion (stored vectors, no sentence embedded), and the
+    verifier judges the best-ranked ones; a BM25 search ranks nothing and the verifier falls back
+    to its lexical choice."""
+    from core.pipeline.runner import passage_evidence
+    from core.retrieve.fusion import load_sentence_fusion
+    from core.retrieve.sentence_rank import rank_sentences
+    from core.verify.base import Thresholds
+    from core.verify.verifier import Verifier
+
+    counting = CountingEmbedder(embedder)
+    searcher = Searcher(mini_db, lambda: counting)
+    by_retrieval = Verifier(None, Thresholds(sentence_choice="retrieval", early_stop=1.0))
+    lexical = Verifier(None, Thresholds(sentence_choice="lexical", early_stop=1.0))
+    assert by_retrieval.wants_sentence_ranks and not lexical.wants_sentence_ranks
+    claims = [c for c in mini_claims if c.gold_docs][:6]
+    differ = 0
+    for c in claims:
+        hits = searcher.search(c.claim, k=10, mode="hybrid-sentence", rank_sentences=True)
+        ranks = [r for h in hits for r in h.sentence_ranks]
+        assert all(len(h.sentence_ranks) == len(h.passage.sentences) for h in hits)
+        # the same order as eval retrieval's sentence ranking of these passages, from the same
+        # vectors (the stored ones, and the query's as the search embeds it): exact on any CPU
+        expected = rank_sentences(c.claim, [h.passage for h in hits], lambda t: sentence_vectors(mini_db, embedder, t),
+                                  load_sentence_fusion("hybrid-sentence"), query_vec=embedder.encode([c.claim])[0])
+        assert sorted(r for r in ranks if r <= len(expected)) == list(range(1, len(expected) + 1))
+        by_rank = {r: (h.passage.id, i) for h in hits for i, r in enumerate(h.sentence_ranks) if r <= len(expected)}
+        assert [by_rank[r] for r in range(1, 6)] == [(s.passage.id, s.index) for s in expected[:5]]
+        units, _ = by_retrieval.candidate_units(c.claim, passage_evidence(hits))
+        chosen = [(u.passage_id, u.sentences[0]) for u in units if u.kind == "sentence"]
+        assert chosen == [by_rank[r] for r in range(1, 9)]
+        plain, _ = lexical.candidate_units(c.claim, passage_evidence(hits))
+        differ += chosen != [(u.passage_id, u.sentences[0]) for u in plain if u.kind == "sentence"]
+    assert differ >= 1  # the two choices are not the same rule
+    assert counting.texts == len(claims)  # only the queries were embedded: the sentences' vectors are stored
+    bm25 = searcher.search(claims[0].claim, k=10, mode="bm25", rank_sentences=True)
+    assert all(h.sentence_ranks is None for h in bm25)
+    units, _ = by_retrieval.candidate_units(claims[0].claim, passage_evidence(bm25))
+    same, _ = lexical.candidate_units(claims[0].claim, passage_evidence(bm25))
+    assert units == same

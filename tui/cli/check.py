@@ -27,7 +27,7 @@ from tui.cli.options import (
     verifier_of,
     workbench_of,
 )
-from tui.cli.render import print_check, print_expansion, print_hits, print_verdict
+from tui.cli.render import print_check, print_expansion, print_hits, print_sentences, print_verdict
 from tui.cli.root import app
 
 # ---------------------------------------------------------------- search
@@ -45,14 +45,23 @@ def search(
     prompt: Annotated[str | None, typer.Option("--prompt", help=PROMPT_HELP)] = None,
     llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per passage on stdout.")] = False,
+    sentences: Annotated[int, typer.Option(
+        "--sentences", min=0, max=100,
+        help="Also rank the passages' sentences together (the evidence-sentence ranking a check's verifier "
+             "judges first) and show the best N; with --json each passage gets its sentences' ranks. "
+             "Not for bm25 / query2doc (no sentence vectors).")] = 0,
 ) -> None:
     """Ranked passages with title, each retriever's score and rank, and the best-matching
     sentence. With --mode hyde / query2doc the LLM's pseudo-document is shown on stderr,
     marked as generated: it shapes the query and is never evidence."""
     from core.pipeline.stored import expand_cached
+    from core.retrieve.searcher import EMBEDDING_MODES
     from core.settings import check_text_size
 
     mode = mode or settings_of(ctx).mode
+    if sentences and mode not in EMBEDDING_MODES:
+        raise_input(f"--sentences ranks sentences by their vectors: use a mode that has them ({', '.join(EMBEDDING_MODES)}), "
+                    f"not {mode}")
 
     check_text_size(query, "the query")
     db = database(ctx)
@@ -62,7 +71,10 @@ def search(
     if expansion is not None:
         print_expansion(expansion)
     hits = searcher.search(query, k=k, mode=mode, sources=source, expansion=expansion)
+    ranked = searcher.rank_evidence_sentences(query, hits, mode) if sentences else []
     print_hits(hits, mode, as_json, searcher)
+    if ranked and not as_json:
+        print_sentences(ranked[:sentences], {h.passage.id: h.rank for h in hits})
 
 
 # ---------------------------------------------------------------- decompose

@@ -24,6 +24,25 @@ def print_expansion(expansion, matched: bool | None = None) -> None:
                        style="yellow" if matched else "dim"))
 
 
+def print_sentences(ranked, passage_rank: dict[int, int]) -> None:
+    """The evidence sentences ranked across passages (Searcher.rank_evidence_sentences), best
+    first: the fused score, the dense and BM25 members' ranks, the passage (its title and rank)
+    and the text."""
+    from rich.text import Text
+
+    from tui.console import out
+
+    out.print(Text("\nEvidence sentences across the passages (a check's verifier judges the first 8):", style="bold"))
+    for n, s in enumerate(ranked, start=1):
+        line = Text(f"{n:>2}. ", style="bold")
+        line.append(s.passage.title or "(untitled)", style="cyan")
+        # the third member, passage rank, is the "(passage #N)" shown before
+        members = " · ".join(f"{name} #{s.ranks[name]}" for name in ("dense", "bm25") if name in s.ranks)
+        line.append(f" (passage #{passage_rank.get(s.passage.id, s.passage_rank)})  {s.score:.3f} · {members}", style="dim")
+        out.print(line)
+        out.print(Text("    › " + s.text, style="green"))
+
+
 def print_hits(hits, mode: str, as_json: bool, searcher) -> None:
     from rich.text import Text
 
@@ -45,6 +64,7 @@ def print_hits(hits, mode: str, as_json: bool, searcher) -> None:
                         "ranks": h.ranks,
                         "sentence": h.sentence_text,
                         "text": h.passage.text,
+                        **({"sentence_ranks": list(h.sentence_ranks)} if h.sentence_ranks is not None else {}),
                     }
                 )
                 + "\n"

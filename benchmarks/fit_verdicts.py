@@ -38,7 +38,15 @@ fitting them. The shipped file:
     python benchmarks/fit_verdicts.py --fallback core/verify/data/verdict_model.json \
         --by-kind entity=A.jsonl,B.jsonl --by-kind abstract=C.jsonl --out core/verify/data/verdict_model.json
 
-(the file's top-level weights are kept, its per-kind sets refitted). After the verifier's weights
+(the file's top-level weights are kept, the per-kind sets named refitted, the others kept). Given
+documents (``check --against``) have their own set, fitted on SciFact train claims judged against
+the abstracts they cite through the given-document path (``--only scifact-given``):
+
+    python benchmarks/fit_verdicts.py --only scifact-given --cache G.jsonl --out /tmp/unused.json
+    python benchmarks/fit_verdicts.py --fallback core/verify/data/verdict_model.json \
+        --by-kind given=G.jsonl --out core/verify/data/verdict_model.json
+
+After the verifier's weights
 change, rerun without ``--from-cache``: the features depend on the verifier.
 """
 
@@ -331,6 +339,49 @@ def product_case_titles() -> frozenset[str]:
         return frozenset(a for line in fh if line.strip() for a in json.loads(line)["articles"])
 
 
+def collect_scifact_given(verifier: Verifier, splitter, path: Path, limit: int | None) -> list[dict]:
+    """SciFact train claims judged against the abstracts they cite as *given documents*, the way
+    ``check --against`` and ``eval grounding`` judge them (core/pipeline/given.py: stored under
+    the reserved source with no title, chunked, every sentence, passage window and sentence set
+    judged; the word-piece grounding guard). The rows are of source kind ``given``, the one kind
+    whose weights this data can fit: a given document is the claim's whole evidence, often long,
+    and every unit of it is judged, where the fallback weights were fitted on a few retrieved
+    sentences (docs/benchmarks.md, session 11)."""
+    import tempfile
+
+    from core.evaluate.datasets import load_scifact_claims
+    from core.pipeline.given import GivenSearcher, given_verifier, store_given
+    from core.pipeline.runner import passage_evidence
+    from store import open_db
+    from store.records import DocumentRecord
+
+    corpus: dict[str, str] = {}
+    with open(path.parent / "corpus.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            d = json.loads(line)
+            corpus[str(d["doc_id"])] = " ".join(" ".join(s.split()) for s in d["abstract"])
+    given = given_verifier(verifier)
+    claims = load_scifact_claims(path)
+    random.Random(0).shuffle(claims)
+    out = []
+    with tempfile.TemporaryDirectory(prefix="claimscope-fit-given-") as tmp:
+        db = open_db(Path(tmp) / "given.db")
+        for c in claims[: limit or None]:
+            docs = [DocumentRecord(d, "", corpus[d]) for d in c.cited_doc_ids if d in corpus]
+            if not docs:
+                continue
+            labels = {e["label"] for ev in c.evidence.values() for e in ev}
+            gold = "supported" if "SUPPORT" in labels else "refuted" if "CONTRADICT" in labels else "not_enough_info"
+            passages = passage_evidence(GivenSearcher(db, store_given(db, docs, splitter)).search(c.claim))
+            v = given.verify(c.claim, passages)
+            terms = given.subject_terms(c.claim) if given.subject_terms else set()
+            row = _row("scifact-train-given", c.claim, v, passages, terms, gold)
+            row["sources"] = {str(p.passage_id): p.source for p in passages}  # the reserved source: kind "given"
+            out.append(row)
+        db.close()
+    return out
+
+
 def weights_for(rows: list[dict]) -> np.ndarray:
     """Each dataset weighs the same in total (SciFact's retrieval claims would otherwise drown
     the rest); within a dataset, claims weigh 1."""
@@ -398,7 +449,7 @@ def fit_by_kind(fallback, specs: list[str], l2_fixed: float | None):
         "check --against) or without titles -> given; else entity when most distinct titles have at most "
         f"{SUBJECT_TITLE_WORDS} words (bracketed disambiguators dropped), else abstract; a kind without its "
         "own weights uses the top-level ones")}
-    return replace(fallback, meta=meta, by_kind=by_kind)
+    return replace(fallback, meta=meta, by_kind={**fallback.by_kind, **by_kind})
 
 
 def main() -> None:
@@ -438,12 +489,12 @@ def main() -> None:
         if not args.by_kind:
             raise SystemExit("--fallback needs --by-kind")
         base = load_verdict_model(args.fallback)
-        model = fit_by_kind(replace(base, by_kind={}), args.by_kind, args.l2)
-        specs = " ".join(f"--by-kind {k}={','.join(Path(f).name for f in fs.split(','))}"
-                         for k, _, fs in (spec.partition("=") for spec in args.by_kind))
-        model = replace(model, meta={**model.meta, "refit_by_kind": f"python benchmarks/fit_verdicts.py --fallback "
-                                     f"{Path(args.fallback).name} {specs} (cached rows: --cache of --only "
-                                     "climate-fever,vitaminc / fever-wiki / scifact)"})
+        model = fit_by_kind(base, args.by_kind, args.l2)  # the file's other kinds keep their weights
+        # each kind refitted here records its own command; the file's other kinds keep theirs
+        model = replace(model, meta={**model.meta, **{
+            f"refit_{k}": f"python benchmarks/fit_verdicts.py --fallback {Path(args.fallback).name} --by-kind {k}="
+                          f"{','.join(Path(f).name for f in fs.split(','))}"
+            for k, _, fs in (spec.partition("=") for spec in args.by_kind)}})
         Path(args.out).write_text(json.dumps(model.to_json(), indent=1) + "\n", encoding="utf-8")
         return
     if args.from_cache:
@@ -488,6 +539,13 @@ def main() -> None:
             rows += collect_fever_wiki(wb.verifier(RunOptions.from_settings(wb.settings)), terms_of, wb.searcher(db), db,
                                        data, args.fever_limit, blind_titles=product_case_titles())
             print(f"fever-wiki: {len(rows) - n0} claims, {time.perf_counter() - t0:.0f} s", flush=True)
+        if "scifact-given" in only:
+            from models.nlp import SpacySentenceSplitter
+
+            n0 = len(rows)
+            rows += collect_scifact_given(verifier, SpacySentenceSplitter(), data / "scifact" / "claims_train.jsonl",
+                                          args.scifact_limit)
+            print(f"scifact-given: {len(rows) - n0} claims, {time.perf_counter() - t0:.0f} s", flush=True)
         if "scifact" in only:
             n0 = len(rows)
             rows += collect_scifact(verifier, terms_of, sci, data / "scifact" / "claims_train.jsonl", 5,

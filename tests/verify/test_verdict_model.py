@@ -272,3 +272,23 @@ def test_fever_training_claims_are_labelled_only_where_the_evidence_is_clear():
     assert evidence_found([ev], ["Unrelated opening sentence.", ev]) == 1.0
     assert evidence_found([ev], ["Antoine Henri Becquerel was a French experimental physicist."]) < 0.4
     assert evidence_found([], [ev]) == 0.0
+
+
+def test_given_document_training_rows_are_judged_as_check_against_judges(data_dir):
+    """benchmarks/fit_verdicts.collect_scifact_given: SciFact train claims against the abstracts
+    they cite, through the given-document path: rows of kind ``given`` (the reserved source),
+    every sentence and passage window judged (no pruning), gold from SciFact's labels."""
+    from benchmarks.fit_verdicts import collect_scifact_given, kind_of
+    from core.verify.verifier import Verifier
+    from models.nli import load_nli
+    from models.nlp import SpacySentenceSplitter, SubjectTerms
+
+    verifier = Verifier(load_nli(), Thresholds(), subject_terms=SubjectTerms())
+    rows = collect_scifact_given(verifier, SpacySentenceSplitter(), data_dir / "scifact" / "claims_train.jsonl", 3)
+    assert len(rows) == 3
+    for r in rows:
+        assert kind_of(r) == "given" and r["label"] in VERDICTS and r["dataset"] == "scifact-train-given"
+        assert set(r["titles"].values()) == {""}  # given documents carry no title, as eval grounding stores them
+    # every sentence judged (16 + 7 + 32 for these three claims): a pruned verifier stops at 8 a claim
+    judged = sum(1 for r in rows for j in r["judgements"] if j["kind"] == "sentence")
+    assert judged > 3 * Thresholds().judge_sentences

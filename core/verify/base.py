@@ -25,24 +25,24 @@ class Thresholds:
     max_set_size: int = 3  # seed 003: ≤ 3 evidence sentences per judgement
     set_candidates: int = 5  # sentences considered for multi-sentence sets
     # Pair pruning (issue 18: most judged pairs cannot decide). Sentences sent to the
-    # cross-encoder per claim, the ones sharing most of the claim's content words first (a
-    # cheap lexical relevance score); 0 = every sentence of every retrieved passage.
+    # cross-encoder per claim, the best first by ``sentence_choice``; 0 = every sentence of
+    # every retrieved passage.
     judge_sentences: int = 8
     # How those sentences are chosen: "retrieval" (the retrieval mode's evidence-sentence
     # ranking, core.retrieve.searcher.Searcher.rank_evidence_sentences: stored sentence vectors +
     # BM25 over the pool + passage rank; falls back to lexical where the passages carry no such
     # ranks, e.g. a BM25-only mode) or "lexical" (the share of the claim's content words in the
-    # sentence and its title, ties by passage rank). "retrieval" since session 11: rationale
+    # sentence and its title, ties by passage rank). "retrieval" measured better: rationale
     # recall@8 of the judged sentences .690/.665/.834 -> .736/.679/.840 (SciFact / Climate-FEVER /
     # WiCE dev), SciFact-150 verdicts .489 -> .494 macro-F1, same time (docs/benchmarks.md).
     sentence_choice: str = "retrieval"
-
-    def __post_init__(self) -> None:
-        if self.sentence_choice not in SENTENCE_CHOICES:
-            raise ValueError(f"sentence_choice must be one of {SENTENCE_CHOICES}, got {self.sentence_choice!r}")
-    # Whole passages judged per claim (the best-ranked by the same score); 0 = every passage.
+    # Whole passages judged per claim (the best by the lexical score); 0 = every passage.
     judge_passages: int = 3
     # Early stop: the first half of the ranked units is judged first; when a grounded unit
     # there entails above this probability (and none contradicts above ``conflict``) the rest
     # is not judged. 1.0 = off.
     early_stop: float = 0.9
+
+    def __post_init__(self) -> None:
+        if self.sentence_choice not in SENTENCE_CHOICES:
+            raise ValueError(f"sentence_choice must be one of {SENTENCE_CHOICES}, got {self.sentence_choice!r}")

@@ -275,21 +275,29 @@ def get_passages(db: sqlite_utils.Database, ids: Iterable[int]) -> dict[int, Sto
     return out
 
 
+# BM25 weight of a passage's title column against its text column (1.0). Measured, not fitted
+# up: on SciFact train 1.0 / 2.0 gave default-mode doc R@5 .942 / .946 against .935, but on dev
+# 2.0 lost Climate-FEVER .838 -> .831 for SciFact +.001 and WiCE +.003 (docs/benchmarks.md, session 11).
+FTS_TITLE_WEIGHT = 0.5
+
+
 def fts_search(
     db: sqlite_utils.Database, match: str, source_ids: Sequence[int] | None, limit: int
 ) -> list[tuple[int, float]]:
     """(passage id, bm25 score) best first. FTS5's ``bm25()`` is lower-is-better; we negate
-    it so that every retriever's score is higher-is-better. Title hits weigh half of text hits.
+    it so that every retriever's score is higher-is-better. Title hits weigh
+    :data:`FTS_TITLE_WEIGHT` of text hits (models/bm25_index.py's ``TITLE_WEIGHT`` for Tantivy).
     """
+    w = float(FTS_TITLE_WEIGHT)
     sql = (
-        "SELECT f.rowid, -bm25(passages_fts, 0.5, 1.0) AS score FROM passages_fts f "
+        f"SELECT f.rowid, -bm25(passages_fts, {w!r}, 1.0) AS score FROM passages_fts f "
         "JOIN passages p ON p.id = f.rowid WHERE passages_fts MATCH ?"
     )
     params: list = [match]
     if source_ids:
         sql += f" AND p.source_id IN ({','.join('?' * len(source_ids))})"
         params.extend(source_ids)
-    sql += " ORDER BY bm25(passages_fts, 0.5, 1.0) LIMIT ?"
+    sql += f" ORDER BY bm25(passages_fts, {w!r}, 1.0) LIMIT ?"
     params.append(limit)
     return [(int(r[0]), float(r[1])) for r in db.execute(sql, params).fetchall()]
 

@@ -275,9 +275,9 @@ def get_passages(db: sqlite_utils.Database, ids: Iterable[int]) -> dict[int, Sto
     return out
 
 
-# BM25 weight of a passage's title column against its text column (1.0). Measured, not fitted
-# up: on SciFact train 1.0 / 2.0 gave default-mode doc R@5 .942 / .946 against .935, but on dev
-# 2.0 lost Climate-FEVER .838 -> .831 for SciFact +.001 and WiCE +.003 (docs/benchmarks.md, session 11).
+# BM25 weight of a passage's title column against its text column (1.0). Measured and kept: on
+# SciFact train 1.0 / 2.0 gave default-mode doc R@5 .942 / .946 against .935, but on dev 2.0 lost
+# Climate-FEVER .838 -> .831 for SciFact +.001 and WiCE +.003 (docs/benchmarks.md, session 11).
 FTS_TITLE_WEIGHT = 0.5
 
 

@@ -46,6 +46,11 @@ the abstracts they cite through the given-document path (``--only scifact-given`
     python benchmarks/fit_verdicts.py --fallback core/verify/data/verdict_model.json \
         --by-kind given=G.jsonl --out core/verify/data/verdict_model.json
 
+``--only fever-given --wiki-db DB`` collects a second, encyclopedic register the same way (FEVER
+claims given their subject's wiki-vital article, and the article with the evidence deleted:
+:func:`fever_given_items`). Neither register's weights are shipped: both were measured against
+the fallback and lost on Factcheck-GPT (docs/benchmarks.md, sessions 11 and 12).
+
 After the verifier's weights
 change, rerun without ``--from-cache``: the features depend on the verifier.
 """
@@ -339,47 +344,100 @@ def product_case_titles() -> frozenset[str]:
         return frozenset(a for line in fh if line.strip() for a in json.loads(line)["articles"])
 
 
-def collect_scifact_given(verifier: Verifier, splitter, path: Path, limit: int | None) -> list[dict]:
-    """SciFact train claims judged against the abstracts they cite as *given documents*, the way
-    ``check --against`` and ``eval grounding`` judge them (core/pipeline/given.py: stored under
-    the reserved source with no title, chunked, every sentence, passage window and sentence set
-    judged; the word-piece grounding guard). The rows are of source kind ``given``, the one kind
-    whose weights this data can fit: a given document is the claim's whole evidence, often long,
-    and every unit of it is judged, where the fallback weights were fitted on a few retrieved
-    sentences (docs/benchmarks.md, session 11)."""
+def collect_given(verifier: Verifier, splitter, dataset: str,
+                  items: list[tuple[str, list[str], str]]) -> list[dict]:
+    """Claims judged against documents *given* with them, the way ``check --against`` and
+    ``eval grounding`` judge them (core/pipeline/given.py: stored under the reserved source with
+    no title, chunked, every sentence, passage window and sentence set judged; the word-piece
+    grounding guard). ``items`` are (claim, document texts, gold verdict). The rows are of source
+    kind ``given``, the one kind whose weights this data can fit: a given document is the claim's
+    whole evidence, often long, and every unit of it is judged, where the fallback weights were
+    fitted on a few retrieved sentences (docs/benchmarks.md, sessions 11 and 12)."""
     import tempfile
 
-    from core.evaluate.datasets import load_scifact_claims
     from core.pipeline.given import GivenSearcher, given_verifier, store_given
     from core.pipeline.runner import passage_evidence
     from store import open_db
     from store.records import DocumentRecord
+
+    given = given_verifier(verifier)
+    out = []
+    with tempfile.TemporaryDirectory(prefix="claimscope-fit-given-") as tmp:
+        db = open_db(Path(tmp) / "given.db")
+        for claim, texts, gold in items:
+            docs = [DocumentRecord(str(i), "", t) for i, t in enumerate(texts)]
+            passages = passage_evidence(GivenSearcher(db, store_given(db, docs, splitter)).search(claim))
+            v = given.verify(claim, passages)
+            terms = given.subject_terms(claim) if given.subject_terms else set()
+            row = _row(dataset, claim, v, passages, terms, gold)
+            row["sources"] = {str(p.passage_id): p.source for p in passages}  # the reserved source: kind "given"
+            out.append(row)
+        db.close()
+    return out
+
+
+def scifact_given_items(path: Path, limit: int | None) -> list[tuple[str, list[str], str]]:
+    """SciFact train claims with the abstracts they cite; gold SUPPORT -> supported, CONTRADICT
+    -> refuted, cited but no evidence -> NEI."""
+    from core.evaluate.datasets import load_scifact_claims
 
     corpus: dict[str, str] = {}
     with open(path.parent / "corpus.jsonl", encoding="utf-8") as fh:
         for line in fh:
             d = json.loads(line)
             corpus[str(d["doc_id"])] = " ".join(" ".join(s.split()) for s in d["abstract"])
-    given = given_verifier(verifier)
     claims = load_scifact_claims(path)
     random.Random(0).shuffle(claims)
-    out = []
-    with tempfile.TemporaryDirectory(prefix="claimscope-fit-given-") as tmp:
-        db = open_db(Path(tmp) / "given.db")
-        for c in claims[: limit or None]:
-            docs = [DocumentRecord(d, "", corpus[d]) for d in c.cited_doc_ids if d in corpus]
-            if not docs:
-                continue
-            labels = {e["label"] for ev in c.evidence.values() for e in ev}
-            gold = "supported" if "SUPPORT" in labels else "refuted" if "CONTRADICT" in labels else "not_enough_info"
-            passages = passage_evidence(GivenSearcher(db, store_given(db, docs, splitter)).search(c.claim))
-            v = given.verify(c.claim, passages)
-            terms = given.subject_terms(c.claim) if given.subject_terms else set()
-            row = _row("scifact-train-given", c.claim, v, passages, terms, gold)
-            row["sources"] = {str(p.passage_id): p.source for p in passages}  # the reserved source: kind "given"
-            out.append(row)
-        db.close()
-    return out
+    items = []
+    for c in claims[: limit or None]:
+        texts = [corpus[d] for d in c.cited_doc_ids if d in corpus]
+        if not texts:
+            continue
+        labels = {e["label"] for ev in c.evidence.values() for e in ev}
+        items.append((c.claim, texts, "supported" if "SUPPORT" in labels
+                      else "refuted" if "CONTRADICT" in labels else "not_enough_info"))
+    return items
+
+
+def fever_given_items(claims: list[tuple[str, str, list[str]]], documents: dict[str, str], limit: int, terms_of,
+                      blind_titles: frozenset[str] = frozenset()) -> list[tuple[str, list[str], str]]:
+    """FEVER ``claims`` (:func:`load_fever_train`: ``nli/fever_nli_rte``, decontaminated) whose
+    subject has exactly one article of its own among ``documents`` (wiki-vital, title → text)
+    and whose article holds FEVER's gold evidence (``evidence_found`` ≥ .5): the article given
+    as the document, gold = FEVER's label; and for every such claim a twin with each sentence
+    holding the evidence deleted (gold NEI: FactCC §3.1 / MiniCheck §3 deletion at the document
+    level), so a document about the claim's subject that is silent on the fact is seen beside
+    the one that decides. An encyclopedic register of given documents
+    beside SciFact's abstracts (CC BY-SA text); articles of ``blind_titles`` (the product cases
+    and the demo) are never used."""
+    from core.verify.verdict_model import _words, title_is_subject
+
+    by_word: dict[str, set[str]] = {}
+    text_of: dict[str, str] = {}
+    for t, text in documents.items():
+        if t in blind_titles:
+            continue
+        text_of[t] = text
+        for w in _words(t):
+            by_word.setdefault(w, set()).add(t)
+    items: list[tuple[str, list[str], str]] = []
+    used = 0
+    for claim, label, ev in claims:
+        if used >= limit:  # claims, each with its article and (mostly) its silent twin
+            break
+        terms = terms_of(claim)
+        owns = sorted({t for w in terms for t in by_word.get(w, ()) if title_is_subject(t, terms)})
+        if len(owns) != 1:
+            continue  # no article of its own, or more than one candidate subject
+        sentences = re.split(r"(?<=[.!?])\s+", text_of[owns[0]])
+        if evidence_found(ev, sentences) < 0.5:
+            continue  # the lead section may state the fact in other words, or not at all
+        silent = [x for x in sentences if evidence_found(ev, [x]) < 0.4]
+        used += 1
+        items.append((claim, [text_of[owns[0]]], VITAMINC[label]))
+        if silent:
+            items.append((claim, [" ".join(silent)], "not_enough_info"))
+    return items
 
 
 def weights_for(rows: list[dict]) -> np.ndarray:
@@ -462,7 +520,7 @@ def main() -> None:
     ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--scifact-limit", type=int, default=None, help="train claims used (default all 809)")
     ap.add_argument("--vitaminc-limit", type=int, default=400)
-    ap.add_argument("--fever-limit", type=int, default=600, help="FEVER claims retrieved over wiki-vital (fever-wiki)")
+    ap.add_argument("--fever-limit", type=int, default=600, help="FEVER claims retrieved over wiki-vital (fever-wiki), or their rows given an article (fever-given)")
     # SciFact is collected on request (--only climate-fever,vitaminc,scifact): its cited-abstract
     # rows (science register, no retrieval) pulled the model towards `refuted` on encyclopedic
     # evidence, so the shipped model leaves them out (docs/benchmarks.md).
@@ -539,13 +597,25 @@ def main() -> None:
             rows += collect_fever_wiki(wb.verifier(RunOptions.from_settings(wb.settings)), terms_of, wb.searcher(db), db,
                                        data, args.fever_limit, blind_titles=product_case_titles())
             print(f"fever-wiki: {len(rows) - n0} claims, {time.perf_counter() - t0:.0f} s", flush=True)
-        if "scifact-given" in only:
+        if "scifact-given" in only or "fever-given" in only:
             from models.nlp import SpacySentenceSplitter
 
+            splitter = SpacySentenceSplitter()
+        if "scifact-given" in only:
             n0 = len(rows)
-            rows += collect_scifact_given(verifier, SpacySentenceSplitter(), data / "scifact" / "claims_train.jsonl",
-                                          args.scifact_limit)
+            rows += collect_given(verifier, splitter, "scifact-train-given",
+                                  scifact_given_items(data / "scifact" / "claims_train.jsonl", args.scifact_limit))
             print(f"scifact-given: {len(rows) - n0} claims, {time.perf_counter() - t0:.0f} s", flush=True)
+        if "fever-given" in only:
+            if not args.wiki_db:
+                raise SystemExit("fever-given needs --wiki-db (a database with the wiki-vital source)")
+            n0 = len(rows)
+            claims = load_fever_train(data)
+            random.Random(0).shuffle(claims)
+            articles = dict(open_db(args.wiki_db).execute("select title, text from documents").fetchall())
+            items = fever_given_items(claims, articles, args.fever_limit, terms_of, product_case_titles())
+            rows += collect_given(verifier, splitter, "fever-wiki-vital-given", items)
+            print(f"fever-given: {len(rows) - n0} claims, {time.perf_counter() - t0:.0f} s", flush=True)
         if "scifact" in only:
             n0 = len(rows)
             rows += collect_scifact(verifier, terms_of, sci, data / "scifact" / "claims_train.jsonl", 5,

@@ -125,6 +125,20 @@ def set_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def pick_device(name: str) -> torch.device:
+    """``auto`` trains on a CUDA GPU when one is visible (the lent GPU machine) and on the CPU
+    otherwise; ``cpu`` / ``cuda`` force one. The shipped weights are saved in fp16 on the CPU
+    either way, and every figure in the card is measured on the CPU build the product runs."""
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("--device cuda: no CUDA GPU is visible to torch (this torch is "
+                         f"{torch.__version__}); use --device cpu or auto")
+    if name not in ("cpu", "cuda"):
+        raise SystemExit(f"--device wants auto, cpu or cuda, got {name!r}")
+    return torch.device(name)
+
+
 def base_model_path(cfg: dict) -> str:
     explicit = cfg["model"].get("base_path")
     if explicit:
@@ -584,7 +598,9 @@ def bucketed_batches(lengths: list[int], batch_size: int, block_batches: int, to
 
 @torch.no_grad()
 def predict_logits(model, tok, pairs: list[dict], max_length: int, batch_size: int) -> np.ndarray:
+    """Logits of ``pairs`` in their order, on whatever device the model is on."""
     model.eval()
+    device = next(model.parameters()).device
     feats = encode(tok, pairs, max_length)
     order = np.argsort([len(f["input_ids"]) for f in feats], kind="stable")
     logits = np.zeros((len(pairs), 3), dtype=np.float32)
@@ -592,7 +608,7 @@ def predict_logits(model, tok, pairs: list[dict], max_length: int, batch_size: i
         idx = order[s:s + batch_size]
         batch = collate([feats[i] for i in idx], tok.pad_token_id)
         batch.pop("labels")
-        out = model(**batch).logits.float().numpy()
+        out = model(**{k: v.to(device) for k, v in batch.items()}).logits.float().cpu().numpy()
         logits[idx] = out
     return logits
 
@@ -672,7 +688,7 @@ def save_model(model, tok, out: Path) -> dict:
     import copy
 
     out.mkdir(parents=True, exist_ok=True)
-    half = copy.deepcopy(model).half()
+    half = copy.deepcopy(model).cpu().half()  # trained on a GPU or not, the file is the CPU's fp16
     try:
         half.save_pretrained(out, safe_serialization=True)
     except TypeError:  # newer transformers always write safetensors
@@ -704,7 +720,7 @@ def save_checkpoint(ckpt: Path, model, opt, sched, state: dict) -> None:
 
     tmp = ckpt.with_name(ckpt.name + ".tmp")
     tmp.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.detach().contiguous() for k, v in model.state_dict().items()}, str(tmp / "model.safetensors"))
+    save_file({k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}, str(tmp / "model.safetensors"))
     save_training_state(tmp, model, opt, sched, state)
     if ckpt.exists():
         old = ckpt.with_name(ckpt.name + ".old")
@@ -724,6 +740,8 @@ def save_training_state(folder: Path, model, opt, sched, state: dict) -> None:
 
     names = {id(p): n for n, p in model.named_parameters()}
     tensors: dict[str, torch.Tensor] = {"rng.torch": torch.get_rng_state()}
+    if next(model.parameters()).is_cuda:  # dropout on the GPU draws from the CUDA generator
+        tensors["rng.cuda"] = torch.cuda.get_rng_state()
     scalars: dict[str, dict] = {}
     for group in opt.param_groups:
         for p in group["params"]:
@@ -734,7 +752,7 @@ def save_training_state(folder: Path, model, opt, sched, state: dict) -> None:
             scalars[name] = {}
             for key, val in st.items():
                 if torch.is_tensor(val) and val.dim() > 0:
-                    tensors[f"{name}::{key}"] = val.detach().contiguous()
+                    tensors[f"{name}::{key}"] = val.detach().cpu().contiguous()
                 else:
                     scalars[name][key] = float(val)
     save_file(tensors, str(folder / "optimizer.safetensors"))
@@ -761,16 +779,18 @@ def load_training_state(folder: Path, model, opt, sched) -> dict:
     params = dict(model.named_parameters())
     for name, sc in meta["optimizer_scalars"].items():
         p = params[name]
-        st = {key: torch.tensor(val) for key, val in sc.items()}
+        st = {key: torch.tensor(val) for key, val in sc.items()}  # AdamW keeps its step on the CPU
         for key in ("exp_avg", "exp_avg_sq"):
             if f"{name}::{key}" in tensors:
-                st[key] = tensors[f"{name}::{key}"]
+                st[key] = tensors[f"{name}::{key}"].to(p.device)  # a checkpoint moves between CPU and GPU
         opt.state[p] = st
     sched.load_state_dict({**meta["scheduler"], "lr_lambdas": [None] * len(opt.param_groups)})
     # the scheduler's state does not carry the optimizer's current lr: set it from the schedule
     for group, lr in zip(opt.param_groups, meta["scheduler"]["_last_lr"], strict=True):
         group["lr"] = lr
     torch.set_rng_state(tensors["rng.torch"])
+    if "rng.cuda" in tensors and torch.cuda.is_available():
+        torch.cuda.set_rng_state(tensors["rng.cuda"])
     return meta
 
 
@@ -978,6 +998,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--probe-seconds", type=float, default=None,
                     help="only measure training throughput for this many seconds; save nothing")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--device", default="auto",
+                    help="auto (a CUDA GPU when one is visible, else the CPU), cpu or cuda; the saved weights, "
+                         "the final dev figures and the speed are the CPU's either way")
     ap.add_argument("--init-from", type=Path, default=None,
                     help="start from this saved verifier folder instead of the base encoder (continued training)")
     ap.add_argument("--resume", action="store_true",
@@ -1040,6 +1063,7 @@ def main(argv: list[str] | None = None) -> int:
     tcfg, ecfg = cfg["train"], cfg["eval"]
     max_minutes = args.max_minutes if args.max_minutes is not None else tcfg.get("max_minutes")
     torch.set_num_threads(args.threads)
+    device = pick_device(args.device)
     set_seed(seed)
     data_root = (REPO_ROOT / cfg["data"]["root"]).resolve()
     out: Path = args.out
@@ -1050,7 +1074,8 @@ def main(argv: list[str] | None = None) -> int:
 
     hf_logging.set_verbosity_error()
     base = base_model_path(cfg)
-    log(f"base model {base}; data {data_root}; threads {torch.get_num_threads()}")
+    log(f"base model {base}; data {data_root}; threads {torch.get_num_threads()}; device {device}"
+        + (f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else ""))
 
     mix, report = build_mix(cfg, data_root, seed)
     tok = AutoTokenizer.from_pretrained(base)
@@ -1075,6 +1100,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         model = AutoModelForSequenceClassification.from_pretrained(
             base, num_labels=3, id2label=ID2LABEL, label2id=LABEL2ID)
+    model.to(device)
     model.train()
     no_decay = ("bias", "LayerNorm.weight", "LayerNorm.bias")
     groups = [
@@ -1138,7 +1164,7 @@ def main(argv: list[str] | None = None) -> int:
         if step_idx <= start_step:
             continue  # resumed: these batches were trained before the interruption
         batch = collate([feats[i] for i in idx], tok.pad_token_id)
-        loss = model(**batch).loss
+        loss = model(**{k: v.to(device) for k, v in batch.items()}).loss
         loss.backward()
         gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), tcfg["grad_clip"])
         opt.step()
@@ -1251,7 +1277,9 @@ def main(argv: list[str] | None = None) -> int:
         "wall_seconds": round(time.time() - t_start, 1),
         "hardware": {"platform": platform.platform(), "processor": platform.processor(),
                      "cpu_count": os.cpu_count(), "torch": torch.__version__,
-                     "python": platform.python_version(), "compute": "CPU, 2 threads"},
+                     "python": platform.python_version(),
+                     "compute": (f"CUDA {torch.cuda.get_device_name(device)} (training); " if device.type == "cuda" else "")
+                                + f"CPU, {torch.get_num_threads()} threads"},
         "reload_check": reload_check,
         "final_dev_metrics": final_metrics,
         "dev_sets": {k: {"files": v["files"], "two_way": v["two_way"], "licence": v["licence"]}

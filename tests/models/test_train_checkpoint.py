@@ -81,3 +81,18 @@ def test_resume_restores_weights_moments_and_schedule(trained):
     diff = max((p - p2).abs().max().item() for p, p2 in zip(model.parameters(), model2.parameters(), strict=True))
     assert diff < 1e-6, diff
     assert LABEL2ID["neutral"] == 1
+
+
+def test_device_choice_trains_on_a_gpu_only_where_there_is_one():
+    """``--device auto`` takes a CUDA GPU when torch sees one (the lent machine) and the CPU
+    otherwise; asking for a GPU that is not there, or for an unknown device, stops with a message."""
+    from models.train_nli import pick_device
+
+    assert pick_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    assert pick_device("cpu").type == "cpu"
+    if not torch.cuda.is_available():
+        with pytest.raises(SystemExit, match="no CUDA GPU"):
+            pick_device("cuda")
+    with pytest.raises(SystemExit, match="auto, cpu or cuda"):
+        pick_device("tpu")
+

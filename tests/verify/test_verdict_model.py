@@ -275,16 +275,17 @@ def test_fever_training_claims_are_labelled_only_where_the_evidence_is_clear():
 
 
 def test_given_document_training_rows_are_judged_as_check_against_judges(data_dir):
-    """benchmarks/fit_verdicts.collect_scifact_given: SciFact train claims against the abstracts
-    they cite, through the given-document path: rows of kind ``given`` (the reserved source),
-    every sentence and passage window judged (no pruning), gold from SciFact's labels."""
-    from benchmarks.fit_verdicts import collect_scifact_given, kind_of
+    """benchmarks/fit_verdicts.collect_given: SciFact train claims against the abstracts they
+    cite, through the given-document path: rows of kind ``given`` (the reserved source), every
+    sentence and passage window judged (no pruning), gold from SciFact's labels."""
+    from benchmarks.fit_verdicts import collect_given, kind_of, scifact_given_items
     from core.verify.verifier import Verifier
     from models.nli import load_nli
     from models.nlp import SpacySentenceSplitter, SubjectTerms
 
     verifier = Verifier(load_nli(), Thresholds(), subject_terms=SubjectTerms())
-    rows = collect_scifact_given(verifier, SpacySentenceSplitter(), data_dir / "scifact" / "claims_train.jsonl", 3)
+    items = scifact_given_items(data_dir / "scifact" / "claims_train.jsonl", 3)
+    rows = collect_given(verifier, SpacySentenceSplitter(), "scifact-train-given", items)
     assert len(rows) == 3
     for r in rows:
         assert kind_of(r) == "given" and r["label"] in VERDICTS and r["dataset"] == "scifact-train-given"
@@ -292,3 +293,30 @@ def test_given_document_training_rows_are_judged_as_check_against_judges(data_di
     # every sentence judged (16 + 7 + 32 for these three claims): a pruned verifier stops at 8 a claim
     judged = sum(1 for r in rows for j in r["judgements"] if j["kind"] == "sentence")
     assert judged > 3 * Thresholds().judge_sentences
+
+
+def test_fever_given_items_pair_each_article_with_its_silent_twin(data_dir):
+    """benchmarks/fit_verdicts.fever_given_items: a FEVER claim whose subject has its own
+    article holding the gold evidence gets that article (FEVER's label) and the article with
+    the evidence sentence deleted (NEI); a claim about a subject without an article, or whose
+    article lacks the evidence, gives nothing; blind articles are never used."""
+    from benchmarks.fit_verdicts import fever_given_items
+    from models.nlp import SubjectTerms
+
+    with open(data_dir / "fixtures" / "wiki_vital_summaries_300.jsonl", encoding="utf-8") as fh:
+        docs = {d["title"]: d["text"] for d in map(json.loads, fh)}
+    text = docs["Age of Enlightenment"]
+    evidence = "It reached its peak in the 18th century as its ideas spread more widely across Europe"
+    assert evidence in text
+    claims = [
+        ("The Age of Enlightenment peaked in the 18th century.", "SUPPORTS", [evidence]),
+        ("The Age of Enlightenment peaked in the 12th century.", "REFUTES", [evidence]),
+        ("Zorblax Quintaine was a Martian poet.", "SUPPORTS", ["Zorblax Quintaine was a Martian poet."]),
+        ("The Age of Enlightenment was named by a committee.", "SUPPORTS", ["It was named by a committee in 1900."]),
+    ]
+    items = fever_given_items(claims, docs, 10, SubjectTerms())
+    assert [gold for _, _, gold in items] == ["supported", "not_enough_info", "refuted", "not_enough_info"]
+    assert items[0][1] == [text]
+    assert "18th century" not in items[1][1][0] and items[1][1][0].startswith("The Age of Enlightenment")
+    assert fever_given_items(claims, docs, 10, SubjectTerms(), blind_titles=frozenset({"Age of Enlightenment"})) == []
+    assert len(fever_given_items(claims, docs, 1, SubjectTerms())) == 2  # the limit counts claims

@@ -543,6 +543,52 @@ def load_dev_sets(cfg: dict, data_root: Path, seed: int, final: bool) -> dict[st
     return out
 
 
+# --------------------------------------------------------------------------- bundles
+
+BUNDLE_PAIR_KEYS = ("premise", "hypothesis", "label", "set", "gen", "derived")
+
+
+def write_bundle(path: Path, cfg: dict, mix: list[dict], report: list[dict], quick_dev: dict, final_dev: dict) -> dict:
+    """Everything a training run reads from ``../shared/data``, in one xz-compressed JSON file:
+    the decontaminated mix with its per-set report and the quick and final dev sets. The lent
+    GPU machine gets the repository and nothing beside it (not ``../shared``), within 64 MiB in
+    all, so a run there trains from a bundle built here (``--export-bundle``, then
+    ``--bundle``). xz, not gzip: the tree already holds the shipped weights, and the bundle
+    must fit in what is left."""
+    import lzma
+
+    def slim(pairs: list[dict]) -> list[dict]:
+        return [{k: x[k] for k in BUNDLE_PAIR_KEYS if k in x} for x in pairs]
+
+    def dev(sets: dict) -> dict:
+        return {k: {**{f: v for f, v in d.items() if f != "pairs"}, "pairs": slim(d["pairs"])} for k, d in sets.items()}
+
+    doc = {"format": "claimscope-nli-bundle/1", "built": datetime.now(UTC).isoformat(timespec="seconds"),
+           "train_sets": [t["name"] for t in cfg["train_sets"]], "seed": cfg["seed"],
+           "mix": slim(mix), "report": report, "quick_dev": dev(quick_dev), "final_dev": dev(final_dev)}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with lzma.open(path, "wt", encoding="utf-8", preset=9) as fh:
+        json.dump(doc, fh)
+    return {"bytes": path.stat().st_size, "mix": len(mix), "quick_dev": len(quick_dev), "final_dev": len(final_dev)}
+
+
+def read_bundle(path: Path, cfg: dict) -> dict:
+    """A bundle written by :func:`write_bundle` for this config (same training sets and seed:
+    a bundle is the data of one config, and another config's would train silently on the wrong
+    mix)."""
+    import lzma
+
+    with lzma.open(path, "rt", encoding="utf-8") as fh:
+        doc = json.load(fh)
+    if doc.get("format") != "claimscope-nli-bundle/1":
+        raise SystemExit(f"{path}: not a training bundle of models/train_nli.py")
+    names = [t["name"] for t in cfg["train_sets"]]
+    if doc["train_sets"] != names or doc["seed"] != cfg["seed"]:
+        raise SystemExit(f"{path} was built for training sets {doc['train_sets']} (seed {doc['seed']}), "
+                         f"this config has {names} (seed {cfg['seed']}): rebuild it with --export-bundle")
+    return doc
+
+
 # --------------------------------------------------------------------------- batching
 
 
@@ -1011,6 +1057,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="comma-separated training sets left out of the mix (ablation runs)")
     ap.add_argument("--eval-only", type=Path, default=None, metavar="MODEL_DIR",
                     help="only evaluate this saved model on the config's final dev sets; JSON to <out>")
+    ap.add_argument("--export-bundle", type=Path, default=None, metavar="FILE",
+                    help="only build the mix and dev sets from the data root and write them to FILE (.json.xz), "
+                         "for a machine without ../shared (the lent GPU); train there with --bundle FILE")
+    ap.add_argument("--bundle", type=Path, default=None, metavar="FILE",
+                    help="train on the mix and dev sets of this bundle instead of reading the data root")
     ap.add_argument("--card-only", action="store_true",
                     help="only rewrite <out>/README.md from <out>/training_summary.json and the config")
     ap.add_argument("--card-extra", type=Path, default=None,
@@ -1057,6 +1108,14 @@ def main(argv: list[str] | None = None) -> int:
         args.out.write_text(json.dumps({"model": str(args.eval_only), "config": str(args.config),
                                         "metrics": res}, indent=2), encoding="utf-8")
         return 0
+    if args.export_bundle:
+        data_root = (REPO_ROOT / cfg["data"]["root"]).resolve()
+        seed = int(cfg["seed"])
+        mix, report = build_mix(cfg, data_root, seed)
+        info = write_bundle(args.export_bundle, cfg, mix, report, load_dev_sets(cfg, data_root, seed, final=False),
+                            load_dev_sets(cfg, data_root, seed, final=True))
+        log(f"wrote {args.export_bundle}: {info}")
+        return 0
     cfg.setdefault("run", {})["overrides"] = args.overrides
     cfg["run"]["dropped_sets"] = args.drop_sets
     seed = int(cfg["seed"])
@@ -1073,11 +1132,17 @@ def main(argv: list[str] | None = None) -> int:
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()
-    base = base_model_path(cfg)
-    log(f"base model {base}; data {data_root}; threads {torch.get_num_threads()}; device {device}"
+    init_from = args.init_from or (Path(cfg["model"]["init_from"]) if cfg["model"].get("init_from") else None)
+    if init_from is not None and not init_from.is_absolute():
+        init_from = REPO_ROOT / init_from
+    # a continued run reads the tokenizer saved with its weights (the base's, unchanged), so a
+    # machine without the base encoder's package (the lent GPU) can run it
+    base = str(init_from) if init_from is not None else base_model_path(cfg)
+    bundle = read_bundle(args.bundle, cfg) if args.bundle else None
+    log(f"base model {base}; data {args.bundle or data_root}; threads {torch.get_num_threads()}; device {device}"
         + (f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else ""))
 
-    mix, report = build_mix(cfg, data_root, seed)
+    mix, report = (bundle["mix"], bundle["report"]) if bundle else build_mix(cfg, data_root, seed)
     tok = AutoTokenizer.from_pretrained(base)
     t0 = time.time()
     feats = encode(tok, mix, tcfg["max_length"])
@@ -1092,9 +1157,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"plan: {planned} examples = {total_steps} steps of {bs} ({planned / len(feats):.2f} epochs over the mix)")
 
     set_seed(seed)
-    init_from = args.init_from or (Path(cfg["model"]["init_from"]) if cfg["model"].get("init_from") else None)
     if init_from is not None:
-        init_from = init_from if init_from.is_absolute() else REPO_ROOT / init_from
         model = load_fp32(init_from)  # continued training (v2 from the shipped v1 weights)
         log(f"initialised from {init_from}")
     else:
@@ -1112,7 +1175,7 @@ def main(argv: list[str] | None = None) -> int:
     opt = torch.optim.AdamW(groups, lr=tcfg["lr"], betas=(0.9, 0.999), eps=1e-6)
     sched = get_linear_schedule_with_warmup(opt, int(tcfg["warmup_ratio"] * total_steps), total_steps)
 
-    quick_dev = {} if probe else load_dev_sets(cfg, data_root, seed, final=False)
+    quick_dev = {} if probe else bundle["quick_dev"] if bundle else load_dev_sets(cfg, data_root, seed, final=False)
     eval_steps = sorted({max(1, int(f * total_steps)) for f in tcfg.get("eval_at", [])})
     ckpt_dir = out / "checkpoint"
     ckpt_every = float(tcfg.get("checkpoint_minutes", 10)) * 60
@@ -1228,7 +1291,7 @@ def main(argv: list[str] | None = None) -> int:
     # ---- final save (fp16) and reload check
     model.eval()
     files = save_model(model, tok, out)
-    final_dev = load_dev_sets(cfg, data_root, seed, final=True)
+    final_dev = bundle["final_dev"] if bundle else load_dev_sets(cfg, data_root, seed, final=True)
     if ecfg.get("final_sets"):  # CPU budget: only these dev sets at the end (others: --eval-only)
         final_dev = {k: v for k, v in final_dev.items() if k in set(ecfg["final_sets"])}
     check_pairs = next(iter(final_dev.values()))["pairs"][:int(ecfg.get("reload_check_n", 300))]
@@ -1256,6 +1319,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = {
         "finished": datetime.now(UTC).isoformat(timespec="seconds"),
         "config": str(args.config),
+        "bundle": str(args.bundle) if args.bundle else None,
         "init_from": str(init_from) if init_from else None,
         "overrides": cfg["run"]["overrides"], "dropped_sets": cfg["run"]["dropped_sets"],
         "seed": seed,

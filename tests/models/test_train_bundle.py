@@ -1,0 +1,126 @@
+"""models/train_nli.py end to end on a tiny config: the mix and dev sets exported as a bundle
+here, then a run that reads only the bundle (no data root), as on the lent GPU machine, which
+gets the repository and nothing beside it."""
+
+from __future__ import annotations
+
+import json
+import lzma
+
+import pytest
+
+from models.train_nli import main
+
+CONFIG = """
+seed = 7
+
+[model]
+init_from = "models/verifier"
+
+[train]
+max_length = 64
+batch_size = 8
+lr = 1e-6
+weight_decay = 0.01
+warmup_ratio = 0.0
+grad_clip = 1.0
+bucket_batches = 2
+total_examples = 16
+log_every = 1
+eval_at = []
+checkpoint_minutes = 60
+
+[eval]
+max_length = 64
+batch_size = 16
+quick_n = 8
+final_n = 12
+reload_check_n = 12
+
+[data]
+root = "{root}"
+blocklist_globs = ["nli/check_covid/dev.jsonl.gz"]
+
+[[train_sets]]
+name = "check_covid_train"
+files = ["nli/check_covid/train.jsonl.gz"]
+licence = "MIT"
+cap = 40
+
+[[dev]]
+name = "check_covid_dev"
+files = ["nli/check_covid/dev.jsonl.gz"]
+licence = "MIT"
+quick = true
+"""
+
+
+def write_config(folder, root, seed: int = 7):
+    path = folder / f"tiny_{seed}_{abs(hash(str(root)))}.toml"
+    path.write_text(CONFIG.format(root=root).replace("seed = 7", f"seed = {seed}"), encoding="utf-8")
+    return path
+
+
+def test_a_run_trains_from_a_bundle_without_the_data_root(data_dir, tmp_path):
+    bundle = tmp_path / "mix.json.xz"
+    here = write_config(tmp_path, data_dir)
+    assert main(["--config", str(here), "--out", str(tmp_path / "unused"), "--export-bundle", str(bundle)]) == 0
+    with lzma.open(bundle, "rt", encoding="utf-8") as fh:
+        doc = json.load(fh)
+    assert len(doc["mix"]) == 40 and doc["train_sets"] == ["check_covid_train"]
+    assert {p["label"] for p in doc["mix"]} <= {"entailment", "neutral", "contradiction"}
+    assert len(doc["quick_dev"]["check_covid_dev"]["pairs"]) == 8
+    assert len(doc["final_dev"]["check_covid_dev"]["pairs"]) == 12
+    # the same config with a data root that does not exist: only the bundle is read
+    away = write_config(tmp_path, "/nonexistent/shared/data")
+    out = tmp_path / "run"
+    assert main(["--config", str(away), "--out", str(out), "--bundle", str(bundle), "--device", "cpu"]) == 0
+    summary = json.loads((out / "training_summary.json").read_text())
+    assert summary["training"]["steps"] == 2 and summary["training"]["examples_seen"] == 16
+    assert summary["mix_size"] == 40 and summary["final_dev_metrics"]["check_covid_dev"]["n"] == 12
+    assert summary["reload_check"]["argmax_agreement"] >= 0.98
+    assert summary["bundle"] == str(bundle)
+    assert (out / "model.safetensors").is_file() and not list(out.glob("*.bin"))
+
+
+def test_a_bundle_of_another_config_is_refused(data_dir, tmp_path):
+    bundle = tmp_path / "mix.json.xz"
+    main(["--config", str(write_config(tmp_path, data_dir)), "--out", str(tmp_path / "unused"),
+          "--export-bundle", str(bundle)])
+    other = write_config(tmp_path, data_dir, seed=8)
+    with pytest.raises(SystemExit, match="rebuild it with --export-bundle"):
+        main(["--config", str(other), "--out", str(tmp_path / "run"), "--bundle", str(bundle)])
+
+
+def test_the_device_script_returns_the_weights_in_parts_that_join_back(data_dir, tmp_path):
+    """models/gpu_train_verifier.sh as the lent GPU machine runs it (here DEVICE=cpu): at most 8
+    files of at most 16 MiB come back through $OUT, and ``--join`` rebuilds a loadable verifier
+    folder whose weights match the device's sha256."""
+    import os
+    import subprocess
+    import sys
+
+    from models.train_nli import REPO_ROOT, load_fp32
+
+    bundle = tmp_path / "mix.json.xz"
+    main(["--config", str(write_config(tmp_path, data_dir)), "--out", str(tmp_path / "unused"),
+          "--export-bundle", str(bundle)])
+    out = tmp_path / "OUT"
+    out.mkdir()
+    env = {**os.environ, "OUT": str(out), "DEVICE": "cpu", "THREADS": "2",
+           "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}
+    script = str(REPO_ROOT / "models" / "gpu_train_verifier.sh")
+    away = write_config(tmp_path, "/nonexistent/shared/data")
+    subprocess.run(["bash", script, str(away), str(bundle), "tiny"], cwd=REPO_ROOT, env=env, check=True,
+                   capture_output=True)
+    files = sorted(out.iterdir())
+    assert len(files) <= 8 and all(f.stat().st_size <= 16 * 2**20 for f in files)
+    assert sum(1 for f in files if f.name.startswith("model.safetensors.part-")) == 3
+    joined = tmp_path / "joined"
+    subprocess.run(["bash", script, "--join", str(out), str(joined)], cwd=REPO_ROOT, env=env, check=True,
+                   capture_output=True)
+    assert sum(p.numel() for p in load_fp32(joined).parameters()) > 20_000_000
+    (out / "model.safetensors.part-01").write_bytes(b"damaged")
+    bad = subprocess.run(["bash", script, "--join", str(out), str(tmp_path / "bad")], cwd=REPO_ROOT, env=env,
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "sha256 differs" in bad.stderr

@@ -10,7 +10,10 @@ weight 0 on the cross-encoder); recall and latency are then measured on dev clai
 the hybrid alone. Latency is wall time per claim (first stage + re-ranking, each N timed on its
 own call), reported as p50 / p95 with the load average, since the machine is shared.
 
-    PYTHONPATH=. python benchmarks/rerank_latency.py --db /tmp/s25/scifact.db [--tops 3,5,10,20]
+    PYTHONPATH=. python benchmarks/rerank_latency.py --db /tmp/s25/scifact.db [--tops 3,5,10,20] [--mode hybrid-sentence]
+
+``--mode`` picks the first stage (``hybrid``, as in session 6, or ``hybrid-sentence``, the
+default since session 10) and that mode's own evidence-sentence weights.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from core.evaluate.metrics import dedupe, percentile  # noqa: E402
 from core.evaluate.retrieval import scifact_bench, sentence_recall  # noqa: E402
 from core.evaluate.retrieval_sets import load_retrieval_set  # noqa: E402
-from core.retrieve.fusion import fusion_grid, load_fusion, params_json  # noqa: E402
+from core.retrieve.fusion import fusion_grid, load_sentence_fusion, params_json  # noqa: E402
 from core.retrieve.rerank import decisiveness, rerank  # noqa: E402
 from core.retrieve.sentence_rank import apply  # noqa: E402
 
@@ -36,10 +39,10 @@ DATA = ROOT.parent / "shared" / "data" / "scifact"
 TARGET_MS = 150.0
 
 
-def first_stage(bench, claim: str, sentence_fusion):
-    """(ordered sentences, seconds) of the hybrid for one claim."""
+def first_stage(bench, claim: str, sentence_fusion, mode: str = "hybrid"):
+    """(ordered sentences, seconds) of the first-stage ``mode`` for one claim."""
     t0 = time.perf_counter()
-    ranked, _, _ = bench.passage_ranking("hybrid", claim)
+    ranked, _, _ = bench.passage_ranking(mode, claim)
     cands, rankings, _ = bench.sentence_candidates(claim, ranked)
     ordered = apply(rankings, cands, sentence_fusion) if cands else []
     return ordered, time.perf_counter() - t0
@@ -59,6 +62,7 @@ def main() -> None:
     ap.add_argument("--db", type=Path, required=True)
     ap.add_argument("--tops", default="3,5,10,20")
     ap.add_argument("--fit-limit", type=int, default=100)
+    ap.add_argument("--mode", default="hybrid", choices=("hybrid", "hybrid-sentence"), help="first stage")
     ap.add_argument("--limit", type=int, default=None, help="only the first N dev claims")
     ap.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "results" / "rerank_latency_scifact.json")
     args = ap.parse_args()
@@ -69,7 +73,7 @@ def main() -> None:
     from models.nlp import SpacySentenceSplitter
 
     nli = load_nli("embedded")
-    sentence_fusion = load_fusion(key="sentences")
+    sentence_fusion = load_sentence_fusion(args.mode)
     train = load_retrieval_set("scifact", DATA / "claims_train.jsonl", DATA / "corpus.jsonl").claims[: args.fit_limit]
     dev = load_retrieval_set("scifact", DATA / "claims_dev.jsonl", DATA / "corpus.jsonl").claims[: args.limit]
     load_start = os.getloadavg()
@@ -77,12 +81,12 @@ def main() -> None:
     with scifact_bench(DATA / "corpus.jsonl", load_embedder, SpacySentenceSplitter, index_kinds=["flat"],
                        db_path=args.db) as bench:
         nli.predict([("warm-up", "warm-up")])
-        first_stage(bench, dev[0].claim, sentence_fusion)  # warm-up (spaCy, FAISS)
+        first_stage(bench, dev[0].claim, sentence_fusion, args.mode)  # warm-up (spaCy, FAISS)
         # fit each N's fusion on train claims: one cross-encoder call on the top max(N) sentences
         fits = {}
         fit_data = []
         for c in train:
-            ordered, _ = first_stage(bench, c.claim, sentence_fusion)
+            ordered, _ = first_stage(bench, c.claim, sentence_fusion, args.mode)
             dec = decisiveness(nli, c.claim, [x.text for x in ordered[: max(tops)]])
             fit_data.append((c, ordered, dec))
         for n in tops:
@@ -97,7 +101,7 @@ def main() -> None:
         # measure on dev
         rows = {n: {"lat": [], "nli": [], "r5": [], "r10": []} for n in [0, *tops]}
         for c in dev:
-            ordered, first_s = first_stage(bench, c.claim, sentence_fusion)
+            ordered, first_s = first_stage(bench, c.claim, sentence_fusion, args.mode)
             rows[0]["lat"].append(first_s)
             rows[0]["r5"].append(score(bench, ordered, c, 5))
             rows[0]["r10"].append(score(bench, ordered, c, 10))
@@ -124,7 +128,7 @@ def main() -> None:
         }
     within = [n for n in tops if table[str(n)]["latency_ms_p95"] <= TARGET_MS]
     report = {
-        "task": "rerank_latency", "dataset": "scifact dev", "n": len(dev), "fit": f"SciFact train, first {len(train)} claims",
+        "task": "rerank_latency", "dataset": "scifact dev", "first_stage": args.mode, "n": len(dev), "fit": f"SciFact train, first {len(train)} claims",
         "by_top": table, "target_ms_p95": TARGET_MS, "tops_within_target": within,
         "load_average_start": list(load_start), "load_average_end": list(load_end), "cpus": os.cpu_count(),
         "threads": os.environ.get("CLAIMSCOPE_THREADS"), "nli_runtime": getattr(nli, "runtime", None),

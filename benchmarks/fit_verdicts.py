@@ -227,6 +227,18 @@ def evidence_found(evidence: list[str], sentences: list[str]) -> float:
     return min(shares) if shares else 0.0
 
 
+def title_word_index(titles) -> dict[str, set[str]]:
+    """Title word -> the titles holding it, to find a claim subject's own article
+    (:func:`core.verify.verdict_model.title_is_subject` then decides)."""
+    from core.verify.verdict_model import _words
+
+    by_word: dict[str, set[str]] = {}
+    for t in titles:
+        for w in _words(t):
+            by_word.setdefault(w, set()).add(t)
+    return by_word
+
+
 def load_fever_train(data: Path) -> list[tuple[str, str, list[str]]]:
     """(claim, SUPPORTS / REFUTES, gold evidence sentences) per claim of ``nli/fever_nli_rte``
     (FEVER shared-task claims with their gold evidence; this project's verifier trained on this
@@ -283,17 +295,13 @@ def collect_fever_wiki(verifier: Verifier, terms_of, searcher, db, data: Path, l
     retrieval reaches an article of ``blind_titles`` (the product-case / demo articles) are
     skipped, so the demo stays a test."""
     from core.pipeline.runner import passage_evidence
-    from core.verify.verdict_model import _words, title_is_subject
+    from core.verify.verdict_model import title_is_subject
 
     claims = load_fever_train(data)
     random.Random(0).shuffle(claims)
     rng = random.Random(1)
-    by_word: dict[str, set[str]] = {}  # wiki-vital title words → titles, to find a subject's own article
-    text_of: dict[str, str] = {}
-    for t, text in db.execute("select title, text from documents"):
-        text_of[t] = text
-        for w in _words(t):
-            by_word.setdefault(w, set()).add(t)
+    text_of: dict[str, str] = dict(db.execute("select title, text from documents").fetchall())
+    by_word = title_word_index(text_of)  # wiki-vital title words → titles
     out, n_own, n_other, skipped = [], 0, 0, {"ambiguous": 0, "blind": 0}
     for claim, label, ev in claims:
         if len(out) >= limit:
@@ -407,19 +415,13 @@ def fever_given_items(claims: list[tuple[str, str, list[str]]], documents: dict[
     as the document, gold = FEVER's label; and for every such claim a twin with each sentence
     holding the evidence deleted (gold NEI: FactCC §3.1 / MiniCheck §3 deletion at the document
     level), so a document about the claim's subject that is silent on the fact is seen beside
-    the one that decides. An encyclopedic register of given documents
-    beside SciFact's abstracts (CC BY-SA text); articles of ``blind_titles`` (the product cases
-    and the demo) are never used."""
-    from core.verify.verdict_model import _words, title_is_subject
+    the one that decides. An encyclopedic register of given documents beside SciFact's
+    abstracts (CC BY-SA text); articles of ``blind_titles`` (the product cases and the demo)
+    are never used."""
+    from core.verify.verdict_model import title_is_subject
 
-    by_word: dict[str, set[str]] = {}
-    text_of: dict[str, str] = {}
-    for t, text in documents.items():
-        if t in blind_titles:
-            continue
-        text_of[t] = text
-        for w in _words(t):
-            by_word.setdefault(w, set()).add(t)
+    text_of = {t: text for t, text in documents.items() if t not in blind_titles}
+    by_word = title_word_index(text_of)
     items: list[tuple[str, list[str], str]] = []
     used = 0
     for claim, label, ev in claims:

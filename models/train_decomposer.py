@@ -112,6 +112,17 @@ def build_mix(cfg: dict) -> tuple[list[dict], dict]:
             block.add(norm(rec.get("sentence") or ""))
     out: list[dict] = []
     counts: dict[str, dict] = {}
+    fold = data["factscore_fold"]
+    fs_source = "factscore_all" if fold == "all" else "factscore_fold" + fold.replace("/", "of")
+    repeat = data.get("repeat", {})
+
+    def times(source: str) -> int:
+        """How often each example of ``source`` is seen per epoch: ``repeat``'s entry for the source,
+        and "factscore" stands for FActScore's source whatever the fold (a fold run of the shipped
+        config once trained without its repeat because the key named ``factscore_all``)."""
+        if source in repeat:
+            return int(repeat[source])
+        return int(repeat.get("factscore", 1)) if source == fs_source else 1
 
     def add(source: str, sentence: str, context: str, facts: list[str]) -> None:
         c = counts.setdefault(source, {"used": 0, "no_facts": 0, "blocked": 0})
@@ -123,11 +134,9 @@ def build_mix(cfg: dict) -> tuple[list[dict], dict]:
             c["blocked"] += 1
             return
         c["used"] += 1
-        for _ in range(int(data.get("repeat", {}).get(source, 1))):
+        for _ in range(times(source)):
             out.append({"source": source, "sentence": sentence.strip(), "context": context, "facts": facts})
 
-    fold = data["factscore_fold"]
-    fs_source = "factscore_all" if fold == "all" else "factscore_fold" + fold.replace("/", "of")
     for rel in data["factscore_files"]:
         for rec in read_jsonl(root / rel):
             if not in_fold(str(rec.get("topic") or ""), data["factscore_fold"]):
@@ -152,6 +161,10 @@ def build_mix(cfg: dict) -> tuple[list[dict], dict]:
             if norm(rec["sentence"]) in seen:  # 3 complex demonstrations repeat simple ones
                 continue
             add(rec.get("source") or Path(rel).stem, rec["sentence"], "", rec.get("facts") or [])
+    unknown = sorted(set(repeat) - set(counts) - {"factscore"})
+    if unknown:
+        sys.exit(f"data.repeat names {', '.join(unknown)}, not a source of this mix ({', '.join(sorted(counts))}); "
+                 "'factscore' repeats FActScore's facts whatever the fold")
     return out, counts
 
 

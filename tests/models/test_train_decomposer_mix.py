@@ -30,8 +30,19 @@ def test_the_shipped_config_trains_on_every_topic_and_the_folds_partition_it():
     assert mix("!2/3")[1]["factscore_fold!2of3"]["used"] == used["0/3"] + used["1/3"]
     # each FActScore sentence is seen twice per epoch (repeat), under the source name the config names
     assert sum(e["source"] == "factscore_all" for e in examples) == 2 * counts["factscore_all"]["used"]
+    # ... and a fold run of the same config repeats its FActScore sentences too (the key is "factscore")
+    fold_examples, fold_counts = mix("!2/3")
+    assert sum(e["source"] == "factscore_fold!2of3" for e in fold_examples) == 2 * fold_counts["factscore_fold!2of3"]["used"]
     with pytest.raises(ValueError, match="bad fold"):
         in_fold("x", "every")
+
+
+def test_a_repeat_that_names_no_source_of_the_mix_is_an_error():
+    cfg = tomllib.loads(CONFIG.read_text(encoding="utf-8"))
+    cfg["data"]["factscore_fold"] = "!2/3"
+    cfg["data"]["repeat"] = {"factscore_all": 2}  # the fold run's source is factscore_fold!2of3
+    with pytest.raises(SystemExit, match=r"data\.repeat names factscore_all, not a source of this mix"):
+        build_mix(cfg)
 
 
 def test_no_feverfact_test_sentence_is_trained_on():

@@ -141,6 +141,7 @@ def without_complement(args) -> None:
 
 
 def main() -> None:
+    from core.decompose.atomic import RELATION_WORDS
     from core.evaluate.decompose import THRESHOLDS, evaluate_decompose_sets, in_fold, load_decompose_dataset
     from core.settings import load_settings
     from core.workbench import Workbench
@@ -166,6 +167,9 @@ def main() -> None:
                     help="no decoding: re-score a --dump-claims file without the claims the rules complement added")
     ap.add_argument("--standalone", action="store_true",
                     help="score the claims as check makes them (subject named instead of an opening pronoun)")
+    ap.add_argument("--guard", choices=("shipped", "relation-words"), default="shipped",
+                    help="relation-words: the guard lets core.decompose.atomic.RELATION_WORDS through (measured in "
+                         "session 13, not adopted); compare two reports with --compare")
     ap.add_argument("--json", type=Path, required=True)
     args = ap.parse_args()
     if args.compare:
@@ -184,12 +188,14 @@ def main() -> None:
     answers = [a for p in args.path for a in [x for x in load_decompose_dataset("auto", p)
                                                 if in_fold(x.topic, args.fold)][: args.limit or None]]
     out: dict = {"paths": [str(p) for p in args.path], "fold": args.fold, "limit": args.limit, "memo": args.memo,
-                 "standalone": args.standalone, "runtimes": {},
+                 "standalone": args.standalone, "guard": args.guard, "runtimes": {},
                  "load_average_start": os.getloadavg()}
     counts, recs = {}, {}
     for rt in runtimes:
         os.environ[RUNTIME_ENV] = rt
         dec = Workbench(load_settings(None)).decomposer("atomic", standalone=args.standalone)
+        if args.guard == "relation-words":
+            dec.relation_words = RELATION_WORDS
         model = dec.llm.ref.manifest()
         if (rt == "merged") != bool(model.get("lora_merged")):
             raise SystemExit(f"runtime {rt}: the decomposer loaded {model['path']} (is the merged model built?)")
@@ -225,6 +231,7 @@ def main() -> None:
         out["runtimes"][rt] = {"model": model, "pooled": pooled,
                                "per_file": {r["path"]: r["systems"]["atomic"] for r in report["reports"]},
                                "cpu_s": (c1.user - c0.user) + (c1.system - c0.system),
+                               "guard_stats": dict(dec.stats),
                                # per answer, in the dataset's order: counts only (no dataset text in the repo)
                                "per_answer": [{"matched": r["tp"], "produced": r["prod"], "gold": r["gold"]} for r in rows]}
         print(rt, {k: pooled[k] for k in ("precision", "recall", "f1", "claims_per_sentence", "ms_per_sentence")},

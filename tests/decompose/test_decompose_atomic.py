@@ -8,7 +8,13 @@ import json
 
 import pytest
 
-from core.decompose.atomic import COMPLEMENT_JACCARD, COMPLEMENT_NOTE, AtomicDecomposer, _overlap
+from core.decompose.atomic import (
+    COMPLEMENT_JACCARD,
+    COMPLEMENT_NOTE,
+    RELATION_WORDS,
+    AtomicDecomposer,
+    _overlap,
+)
 from core.decompose.llm import invented_words
 from core.decompose.rules import RulesDecomposer
 from core.text import STOPWORDS, words
@@ -52,6 +58,22 @@ def test_the_guard_drops_an_invented_fact_and_counts_it(rules):
     assert claims[0].span == (0, len(BIO)) and claims[0].context == BIO and claims[0].checkable
     assert dec.stats["written"] == 4 and dec.stats["kept"] == 1
     assert dec.stats["dropped_invented"] == 1 and dec.stats["duplicates"] == 1 and dec.stats["dropped_short"] == 1
+
+
+FILM = 'Kinugasa directed the film "A Page of Madness" (1926).'
+
+
+def test_relation_words_may_spell_out_a_parenthesis_but_a_swapped_date_is_still_dropped(rules):
+    answer = ('- "A Page of Madness" was released in 1926.\n- "A Page of Madness" was released in 1927.\n'
+              '- Kinugasa directed a film called "A Page of Madness".\n- "A Page of Madness" was banned in 1926.')
+    relaxed = AtomicDecomposer(FakeLLM(answer), fallback_factory=lambda: rules, complement=False,
+                               relation_words=RELATION_WORDS)
+    assert [c.text for c in relaxed.decompose(FILM)] == ['"A Page of Madness" was released in 1926.',
+                                                          'Kinugasa directed a film called "A Page of Madness".']
+    assert relaxed.stats["kept_by_relation_words"] == 2 and relaxed.stats["dropped_invented"] == 2
+    strict = AtomicDecomposer(FakeLLM(answer), fallback_factory=lambda: rules, complement=False)  # the default
+    strict.decompose(FILM)
+    assert strict.stats["kept"] == 0 and strict.stats["dropped_invented"] == 4
 
 
 def test_complement_adds_the_rules_claims_the_model_did_not_write(rules):

@@ -896,12 +896,16 @@ supporting relation) is trained as neutral, never contradiction, and FactCG is s
 (`factcg_split`), about 10 % of claims held out as `factcg_doc_dev`.
 """
     prem_desc = ""
-    trained_on_fever_rte = any("fever_nli_rte" in f for r in summary["data_mix"] for f in r["files"])
     if not cfg["data"].get("premise_decontamination"):
-        prem_desc = f"""
+        prem_desc = """
 
 **Evidence was not decontaminated in this run:** only claims were filtered, not premises (later
-runs filter both: `data.premise_decontamination`, docs/verifier_v2.md).{" The copy of `nli/fever_nli_rte` this run trained on held 3,074 pairs whose evidence sentences FEVER-Symmetric and VitaminC's synthetic pairs reuse (removed from the data since), so the FEVER-Symmetric and VitaminC synthetic figures below are inflated by an amount not measured: read them as upper bounds." if trained_on_fever_rte else ""}"""
+runs filter both: `data.premise_decontamination`, docs/verifier_v2.md)."""
+        if any("fever_nli_rte" in f for r in summary["data_mix"] for f in r["files"]):
+            prem_desc += """ The copy of `nli/fever_nli_rte`
+this run trained on held 3,074 pairs whose evidence sentences FEVER-Symmetric and VitaminC's
+synthetic pairs reuse (removed from the data since), so the FEVER-Symmetric and VitaminC synthetic
+figures below are inflated by an amount not measured: read them as upper bounds."""
     else:
         prem_desc = f"""
 

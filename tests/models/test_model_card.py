@@ -4,7 +4,6 @@ shipped run's own summary and config."""
 
 from __future__ import annotations
 
-import copy
 import json
 import tomllib
 from pathlib import Path
@@ -16,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def card(tmp_path: Path, premise_decontamination: bool) -> str:
     summary = json.loads((ROOT / "models/verifier/training_summary.json").read_text(encoding="utf-8"))
-    cfg = copy.deepcopy(tomllib.loads((ROOT / "models/train_nli.toml").read_text(encoding="utf-8")))
+    cfg = tomllib.loads((ROOT / "models/train_nli.toml").read_text(encoding="utf-8"))
     cfg["data"]["premise_decontamination"] = premise_decontamination
     write_card(tmp_path, summary, cfg)
     return (tmp_path / "README.md").read_text(encoding="utf-8")

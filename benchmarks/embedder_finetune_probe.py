@@ -11,9 +11,10 @@ ranking (in-batch + the hard negatives, scale 20), AdamW lr 2e-5, batch 32, line
 Measured on dev claims: the corpus's passages and sentences re-embedded with the tuned model
 (torch fp32), dense-only document recall@5 and the default's two stages with the shipped fusion
 rules (benchmarks/fusion_joint_fit.py's vectorised copy), against the same database's vectors of
-the shipped embedder, paired bootstrap over claims.
+the shipped embedder (its int8 copy on VNNI CPUs: two runtimes, which the report's ``base`` names),
+paired bootstrap over claims.
 
-    PYTHONPATH=. python benchmarks/embedder_finetune_probe.py --db /work/evaldb/scifact.db \\
+    PYTHONPATH=. python benchmarks/embedder_finetune_probe.py --db DB \\
         --out /tmp/emb_scifact --json benchmarks/results/embedder_finetune_probe_scifact.json
 """
 

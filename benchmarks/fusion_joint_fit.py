@@ -21,10 +21,11 @@ before the int8 copy became the default). The candidates here:
 
 Every rule is evaluated by a vectorised copy of the two stages (``stage1`` / ``stage2_docs``);
 the shipped rule's dev recall@5 it prints first is the figure ``claimscope eval retrieval
---modes hybrid-sentence`` reports for the same database (.930 with the int8 embedder), which
-checks the copy. Dev claims are read only to report.
+--modes hybrid-sentence`` reports for the same database (.930 with the int8 embedder), and
+tests/retrieve/test_fusion_joint_fit.py checks the copy against ``core.retrieve.fusion.fuse``.
+Dev claims are read only to report.
 
-    PYTHONPATH=. python benchmarks/fusion_joint_fit.py --db /work/evaldb/scifact.db \\
+    PYTHONPATH=. python benchmarks/fusion_joint_fit.py --db DB \\
         --json benchmarks/results/fusion_joint_fit_scifact.json
 """
 
@@ -52,7 +53,9 @@ from store.records import cut_sentences  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "scifact"
 DEPTH = 100
-TOP = 40  # passages of the first stage that can reach the final top 10 documents
+# first-stage passages the second stage orders: one below the pool of 20 keeps its first-stage
+# order, so a passage below 40 reaches the top 10 documents only if the 40 above it hold fewer
+TOP = 40
 DISCOUNT = 1.0 / np.log2(np.arange(2, 2 + TOP + 1))
 CANDIDATES = ("joint", "corpus-sentence", "dense-solo")
 

@@ -38,14 +38,14 @@ from benchmarks.fusion_joint_fit import (  # noqa: E402
     gather,
     only,
     paired,
+    sentence_links,
     write_report,
 )
 from core.evaluate.retrieval import scifact_bench  # noqa: E402
 from core.evaluate.retrieval_sets import load_retrieval_set  # noqa: E402
-from core.ingest.index import passage_embedding_text, text_sha256  # noqa: E402
+from core.ingest.index import passage_embedding_text  # noqa: E402
 from core.retrieve.fusion import FusionParams, load_fusion  # noqa: E402
 from core.retrieve.sentence_score import load_params as load_sentence_score  # noqa: E402
-from store.records import cut_sentences  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "scifact"
 DENSE_ONLY = (FusionParams("rrf", 5, {"bm25": 0.0, "dense": 1.0}), FusionParams("rrf", 5, {"fused": 1.0, "sentence": 0.0}))
@@ -54,7 +54,7 @@ DENSE_ONLY = (FusionParams("rrf", 5, {"bm25": 0.0, "dense": 1.0}), FusionParams(
 def training_examples(bench, claims_path: Path, corpus_path: Path, seed: int) -> list[tuple[str, str, str]]:
     """(claim, positive, hard negative) triples from the training claims (module docstring)."""
     rng = random.Random(seed)
-    abstracts = {str(d["doc_id"]): d["abstract"] for d in map(json.loads, corpus_path.open())}
+    abstracts = {str(d["doc_id"]): d["abstract"] for d in map(json.loads, corpus_path.read_text().splitlines())}
     passages: dict[str, list[tuple[int, str, str]]] = {}
     for pid, ext, title, text in bench.db.execute(
             "SELECT p.id, d.ext_id, p.title, p.text FROM passages p JOIN documents d ON d.id = p.document_id"):
@@ -62,7 +62,7 @@ def training_examples(bench, claims_path: Path, corpus_path: Path, seed: int) ->
     text_of = {pid: t for ps in passages.values() for pid, t, _ in ps}
     every = list(text_of.values())
     out = []
-    for c in map(json.loads, claims_path.open()):
+    for c in map(json.loads, claims_path.read_text().splitlines()):
         gold = set(c["evidence"]) or {str(d) for d in c.get("cited_doc_ids", [])}
         ranked = bench.dense["flat"].retrieve(c["claim"], 20)
         negatives = [text_of[pid] for pid, _ in ranked if bench.doc_of[pid] not in gold][:3]
@@ -126,20 +126,11 @@ def reembedded(bench, model_dir: Path):
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(str(model_dir), device="cpu")
-    rows = bench.db.execute("SELECT id, title, text, char_start, sentences FROM passages ORDER BY id").fetchall()
-    passages = model.encode([passage_embedding_text(r[1], r[2]) for r in rows], batch_size=64,
+    rows = bench.db.execute("SELECT title, text FROM passages ORDER BY id").fetchall()
+    passages = model.encode([passage_embedding_text(title, text) for title, text in rows], batch_size=64,
                             normalize_embeddings=True)
-    texts, row_of, owner, sent = [], {}, [], []
-    for i, r in enumerate(rows):
-        for t in cut_sentences(r[2], r[3], json.loads(r[4])):
-            h = text_sha256(t)
-            if h not in row_of:
-                row_of[h] = len(texts)
-                texts.append(t)
-            owner.append(i)
-            sent.append(row_of[h])
-    sentences = model.encode(texts, batch_size=128, normalize_embeddings=True)
-    corpus = (np.array([r[0] for r in rows]), sentences, np.array(owner), np.array(sent))
+    pids, texts, owner, sent = sentence_links(bench.db)
+    corpus = (pids, model.encode(texts, batch_size=128, normalize_embeddings=True), owner, sent)
     return corpus, passages, lambda text: model.encode([text], normalize_embeddings=True)[0]
 
 

@@ -49,6 +49,7 @@ from core.evaluate.retrieval_sets import load_retrieval_set  # noqa: E402
 from core.retrieve.fusion import FusionParams, fusion_grid, load_fusion  # noqa: E402
 from core.retrieve.sentence_score import SENTENCE_SCORE_POOL  # noqa: E402
 from core.retrieve.sentence_score import load_params as load_sentence_score  # noqa: E402
+from store import sources as sq  # noqa: E402
 from store.records import cut_sentences  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "scifact"
@@ -74,23 +75,37 @@ class Claim:
     in_bm25: np.ndarray
 
 
-def corpus_sentences(db, model: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(passage ids, sentence matrix, owner passage index and sentence row of every link): the
-    stored sentence vectors of the whole corpus, as core.ingest.index stored them."""
-    from core.ingest.index import text_sha256
-
+def sentence_links(db) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
+    """(passage ids, the distinct sentence texts in passage order, and for every (passage,
+    sentence) link its passage index and text index), the sentences cut as a search cuts them."""
     rows = db.execute("SELECT id, text, char_start, sentences FROM passages ORDER BY id").fetchall()
-    vectors = {h: np.frombuffer(v, dtype=np.float16).astype(np.float32) for h, v in db.execute(
-        "SELECT text_sha256, vector FROM sentence_vectors WHERE model = ?", [model]).fetchall()}
-    row_of = {h: i for i, h in enumerate(vectors)}
+    texts: list[str] = []
+    index: dict[str, int] = {}
     owner, sent = [], []
     for i, r in enumerate(rows):
         for t in cut_sentences(r[1], r[2], json.loads(r[3])):
-            if (h := text_sha256(t)) in row_of:
-                owner.append(i)
-                sent.append(row_of[h])
-    matrix = np.stack(list(vectors.values())) if vectors else np.zeros((0, 0), np.float32)
-    return np.array([r[0] for r in rows]), matrix, np.array(owner), np.array(sent)
+            if t not in index:
+                index[t] = len(texts)
+                texts.append(t)
+            owner.append(i)
+            sent.append(index[t])
+    return np.array([r[0] for r in rows]), texts, np.array(owner), np.array(sent)
+
+
+def corpus_sentences(db, model: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(passage ids, sentence matrix, owner passage index and sentence row of every link): the
+    sentence vectors core.ingest.index stored for ``model``; a sentence without one is left out."""
+    from core.ingest.index import text_sha256
+
+    pids, texts, owner, sent = sentence_links(db)
+    hashes = [text_sha256(t) for t in texts]
+    stored = sq.stored_sentence_vectors(db, model, hashes)
+    if not stored:
+        raise SystemExit(f"no sentence vectors stored for {model}: index the corpus with `eval retrieval` first")
+    missing = np.zeros_like(next(iter(stored.values())))
+    matrix = np.stack([stored.get(h, missing) for h in hashes])
+    kept = np.array([h in stored for h in hashes])[sent]
+    return pids, matrix, owner[kept], sent[kept]
 
 
 def gather(bench, claims, corpus, encode: Callable[[str], np.ndarray] | None = None,

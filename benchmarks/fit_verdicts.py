@@ -90,13 +90,16 @@ def _row(ds: str, claim: str, verdict, passages, terms, label: str) -> dict:
             "titles": {str(p.passage_id): p.title for p in passages}, "judgements": js}
 
 
-def features_of(row: dict) -> list[float]:
+def features_of(row: dict, zero: frozenset[str] = frozenset()) -> list[float]:
+    """A cached row's feature vector; the features named in ``zero`` are set to 0 (an ablation:
+    a constant column gets weight 0, so the fit is the one without those features)."""
     from core.verify.verifier import EvidenceUnit, Judgement
 
     js = [Judgement(EvidenceUnit(j["pid"], j["kind"], tuple(j["sents"]), j["text"], j["rank"]),
                     np.array(j["probs"], dtype=np.float32), grounded=j["grounded"]) for j in row["judgements"]]
     titles = {int(k): v for k, v in row["titles"].items()}
-    return [float(v) for v in extract(row["claim"], js, titles, set(row["terms"])).values]
+    values = extract(row["claim"], js, titles, set(row["terms"])).values
+    return [0.0 if name in zero else float(v) for name, v in zip(FEATURES, values, strict=True)]
 
 
 def kind_of(row: dict) -> str:
@@ -452,11 +455,11 @@ def weights_for(rows: list[dict]) -> np.ndarray:
     return np.array([mean / counts[r["dataset"]] for r in rows])
 
 
-def cross_validate(rows: list[dict], l2s, folds: int = 5) -> dict:
+def cross_validate(rows: list[dict], l2s, folds: int = 5, zero: frozenset[str] = frozenset()) -> dict:
     """Macro-F1 of each l2 over k folds of the training rows (chooses l2 without dev data)."""
     from core.evaluate.metrics import macro_f1
 
-    x = np.array([features_of(r) for r in rows])
+    x = np.array([features_of(r, zero) for r in rows])
     y = [r["label"] for r in rows]
     w = weights_for(rows)
     idx = np.random.default_rng(0).permutation(len(rows))
@@ -474,7 +477,7 @@ def cross_validate(rows: list[dict], l2s, folds: int = 5) -> dict:
     return scores
 
 
-def fit_by_kind(fallback, specs: list[str], l2_fixed: float | None):
+def fit_by_kind(fallback, specs: list[str], l2_fixed: float | None, zero: frozenset[str] = frozenset()):
     """``fallback`` with one weight set per kind of source, each fitted (L2 by 5-fold CV) on the
     cached rows named for it — data of that kind only (docs/benchmarks.md, "Source-kind-aware
     verdicts")."""
@@ -492,7 +495,7 @@ def fit_by_kind(fallback, specs: list[str], l2_fixed: float | None):
             with open(name, encoding="utf-8") as fh:
                 rows += [json.loads(line) for line in fh]
         kinds = {k: sum(1 for r in rows if kind_of(r) == k) for k in SOURCE_KINDS}
-        cv = cross_validate(rows, (l2_fixed,) if l2_fixed else (0.3, 1.0, 3.0, 10.0))
+        cv = cross_validate(rows, (l2_fixed,) if l2_fixed else (0.3, 1.0, 3.0, 10.0), zero=zero)
         l2 = l2_fixed or max(cv, key=lambda k: cv[k])
         meta = {
             "trained_on": {d: {lab: sum(1 for r in rows if r["dataset"] == d and r["label"] == lab) for lab in VERDICTS}
@@ -500,8 +503,9 @@ def fit_by_kind(fallback, specs: list[str], l2_fixed: float | None):
             "rows_by_detected_kind": kinds,
             "sample_weights": "each dataset weighs the same in total",
             "cross_validation_macro_f1": {str(k): v for k, v in cv.items()},
+            **({"features_zeroed": sorted(zero)} if zero else {}),
         }
-        by_kind[kind] = fit(np.array([features_of(r) for r in rows]), [r["label"] for r in rows], l2=l2,
+        by_kind[kind] = fit(np.array([features_of(r, zero) for r in rows]), [r["label"] for r in rows], l2=l2,
                             sample_weight=weights_for(rows), meta=meta)
         print(f"{kind}: {len(rows)} rows (detected kinds {kinds}), l2 {l2}, cv {cv}", flush=True)
     meta = {**fallback.meta, "kind_rule": (
@@ -538,7 +542,12 @@ def main() -> None:
     ap.add_argument("--fallback", metavar="JSON",
                     help="with --by-kind: keep this model file's weights as the fallback (e.g. the shipped ones) "
                          "instead of fitting them")
+    ap.add_argument("--zero-features", default="", metavar="NAME[,NAME]",
+                    help="with --by-kind: fit without these features (set to 0, so their weights are 0): an ablation")
     args = ap.parse_args()
+    zero = frozenset(f for f in args.zero_features.split(",") if f)
+    if unknown := sorted(zero - set(FEATURES)):
+        raise SystemExit(f"--zero-features: unknown features {unknown} (known: {', '.join(FEATURES)})")
     data = Path(args.data)
     t0 = time.perf_counter()
     if args.fallback:
@@ -549,7 +558,7 @@ def main() -> None:
         if not args.by_kind:
             raise SystemExit("--fallback needs --by-kind")
         base = load_verdict_model(args.fallback)
-        model = fit_by_kind(base, args.by_kind, args.l2)  # the file's other kinds keep their weights
+        model = fit_by_kind(base, args.by_kind, args.l2, zero)  # the file's other kinds keep their weights
         # each kind refitted here records its own command; the file's other kinds keep theirs
         model = replace(model, meta={**model.meta, **{
             f"refit_{k}": f"python benchmarks/fit_verdicts.py --fallback {Path(args.fallback).name} --by-kind {k}="

@@ -22,19 +22,6 @@ def content_words(text: str) -> list[str]:
     return [w for w in words(text) if w not in STOPWORDS]
 
 
-_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ed", "es", "s", "ly")
-
-
-def light_stem(word: str) -> str:
-    """Light suffix stripping: enough to match "appeared"/"appear", "films"/"film" without a
-    stemmer's false friends. Shared by the decomposer's no-invented-facts guard and the learned
-    verdicts' predicate-word cover."""
-    for suf in _SUFFIXES:
-        if len(word) - len(suf) >= 3 and word.endswith(suf):
-            return word[: -len(suf)]
-    return word
-
-
 def query_terms(text: str, distinct: bool = True) -> list[str]:
     """The terms of a bag-of-words BM25 query: content words (every word if there are none),
     each once or, with ``distinct=False``, as often as written. Shared by FTS5 and Tantivy."""

@@ -72,9 +72,6 @@ FEATURES = (
     "c_rank",           # 1 / retrieval rank of the best contradicting unit's passage
     "e_num_missing",    # the claim has numbers / dates / ordinals the best entailing unit lacks
     "c_num_clash",      # claim and best contradicting unit both have numbers, and they differ
-    "e_cover",          # share of the claim's predicate words (content words outside its subject) in the best entailing unit
-    "c_cover",          # the same for the best contradicting unit: "She shared the 1903 Nobel Prize …" covers none of
-                        # "Marie Curie was a Polish-born physicist", so its P(C) says little about that claim
     "e_set",            # the best entailing unit is a sentence set (multi-sentence evidence)
     "grounded_share",   # share of sentences / passages that name the subject (text or title)
     "no_subject",       # the claim's subject has no content word (pronoun, number): no grounding
@@ -99,32 +96,6 @@ def numbers(text: str) -> set[str]:
     out |= words & _NUM_WORDS
     out |= {w for w in words & _MONTHS if w != "may"}  # "may" is mostly the verb
     return out
-
-
-def predicate_words(claim: str, terms: set[str]) -> set[str]:
-    """The claim's content words outside its grammatical subject, lightly stemmed: what the
-    claim says *about* its subject ("Polish-born physicist" → {polish, born, physicist})."""
-    from core.text import content_words, light_stem
-    from models.nlp import normalise_term
-
-    subject = {light_stem(t) for t in terms} | set(terms)
-    out = set()
-    for w in content_words(claim):
-        st = light_stem(w)
-        if st not in subject and normalise_term(w) not in subject:
-            out.add(st)
-    return out
-
-
-def cover(predicate: set[str], text: str) -> float:
-    """Share of ``predicate`` words found (lightly stemmed) in ``text``; 1.0 when the claim has
-    none (nothing it says can be missing)."""
-    if not predicate:
-        return 1.0
-    from core.text import light_stem, words
-
-    found = {light_stem(w) for w in words(text)}
-    return len(predicate & found) / len(predicate)
 
 
 def _words(text: str) -> set[str]:
@@ -265,9 +236,6 @@ def extract(
         c_nums = numbers(best_c.unit.text)
         f["c_num_clash"] = float(bool(claim_nums) and bool(c_nums) and bool(claim_nums - c_nums))
         f["e_set"] = float(best_e.unit.kind == "set")
-        predicate = predicate_words(claim, terms)
-        f["e_cover"] = cover(predicate, best_e.unit.text)
-        f["c_cover"] = cover(predicate, best_c.unit.text)
     return ClaimFeatures(np.array([f[k] for k in FEATURES]), best_e, best_c)
 
 
@@ -315,18 +283,9 @@ class VerdictModel:
 
     @classmethod
     def from_json(cls, obj: dict) -> VerdictModel:
-        """A weight set from its JSON. A file written before a feature existed (every feature it
-        names is known, some known ones are absent) gives the absent ones weight 0: its
-        predictions stay exactly what they were. A feature this version does not know is an error."""
         feats = tuple(obj["features"])
-        unknown = [f for f in feats if f not in FEATURES]
-        if unknown:
-            raise ValueError(f"verdict model features {unknown} are unknown to this version ({FEATURES})")
-        if any(len(v) != len(feats) for v in (obj["mean"], obj["scale"], *obj["weights"])):
-            raise ValueError(f"verdict model has {len(feats)} features but weights of another length")
         if feats != FEATURES:
-            obj = _padded(obj, feats)
-            feats = FEATURES
+            raise ValueError(f"verdict model features {feats} differ from this version's {FEATURES}")
         by_kind = {}
         for k, sub in obj.get("by_kind", {}).items():
             if k not in SOURCE_KINDS:
@@ -336,18 +295,6 @@ class VerdictModel:
                 if k not in ("kind", "labels", "features", "mean", "scale", "weights", "bias", "by_kind")}
         return cls(tuple(obj["labels"]), feats, np.array(obj["mean"], dtype=float), np.array(obj["scale"], dtype=float),
                    np.array(obj["weights"], dtype=float), np.array(obj["bias"], dtype=float), meta, by_kind)
-
-
-def _padded(obj: dict, feats: tuple[str, ...]) -> dict:
-    """``obj``'s weights laid out on :data:`FEATURES`: weight 0, mean 0, scale 1 for the features
-    it lacks."""
-    pos = {f: i for i, f in enumerate(feats)}
-
-    def lay(values: list[float], fill: float) -> list[float]:
-        return [values[pos[f]] if f in pos else fill for f in FEATURES]
-
-    return {**obj, "features": list(FEATURES), "mean": lay(obj["mean"], 0.0), "scale": lay(obj["scale"], 1.0),
-            "weights": [lay(row, 0.0) for row in obj["weights"]]}
 
 
 def load_verdict_model(path: str | Path | None = None) -> VerdictModel:

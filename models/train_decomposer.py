@@ -144,8 +144,13 @@ def build_mix(cfg: dict) -> tuple[list[dict], dict]:
             anns = [a for a in rec.get("annotations") or [] if isinstance(a, dict) and isinstance(a.get("text"), str)]
             for i, a in enumerate(anns):
                 ctx = context_of(anns[0]["text"], anns[i - 1]["text"], cchars) if i else ""
-                add(fs_source, a["text"],
-                    ctx, [f.get("text") for f in a.get("human-atomic-facts") or []])
+                human = [f.get("text") for f in a.get("human-atomic-facts") or []]
+                add(fs_source, a["text"], ctx, human)
+                if data.get("factscore_model_facts") and any(isinstance(f, str) and f.strip() for f in human):
+                    # InstructGPT's decomposition of the same sentence (FActScore's model-atomic-facts, what
+                    # the annotators edited): one more target in the same style, only where people wrote facts
+                    add(fs_source + "_instructgpt", a["text"], ctx,
+                        [f.get("text") for f in a.get("model-atomic-facts") or []])
     for rel in data["feverfact_files"]:
         for rec in read_jsonl(root / rel):
             sc = rec.get("sentence_context") or []

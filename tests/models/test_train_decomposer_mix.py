@@ -65,3 +65,23 @@ def test_precision_is_fp32_or_bf16_autocast_and_nothing_else():
         assert (x @ x).dtype == torch.float32
     with pytest.raises(SystemExit, match="fp32 or bf16"):
         mixed_precision("fp16")
+
+
+def test_instructgpt_facts_add_one_target_where_people_wrote_facts():
+    """``factscore_model_facts``: FActScore's InstructGPT decomposition of a sentence is one more
+    example beside the human facts, only for sentences people decomposed (an irrelevant sentence
+    with no human facts must not learn to produce some)."""
+    cfg = tomllib.loads(CONFIG.read_text(encoding="utf-8"))
+    cfg["data"]["factscore_fold"] = "!2/3"
+    cfg["data"]["factscore_model_facts"] = True
+    examples, counts = build_mix(cfg)
+    human = [e for e in examples if e["source"] == "factscore_fold!2of3"]
+    model = [e for e in examples if e["source"] == "factscore_fold!2of3_instructgpt"]
+    assert counts["factscore_fold!2of3_instructgpt"]["used"] == counts["factscore_fold!2of3"]["used"] == len(model)
+    assert {e["sentence"] for e in model} == {e["sentence"] for e in human}
+    by_sentence = {e["sentence"]: e for e in model}
+    first = human[0]
+    assert by_sentence[first["sentence"]]["context"] == first["context"]
+    edited = sum(by_sentence[e["sentence"]]["facts"] != e["facts"] for e in human)
+    assert 0 < edited < len(human)  # the annotators edited InstructGPT's facts of many sentences, not all
+    assert len(examples) == len(mix("!2/3")[0]) + len(model)

@@ -543,7 +543,7 @@ def main() -> None:
                     help="with --by-kind: keep this model file's weights as the fallback (e.g. the shipped ones) "
                          "instead of fitting them")
     ap.add_argument("--zero-features", default="", metavar="NAME[,NAME]",
-                    help="with --by-kind: fit without these features (set to 0, so their weights are 0): an ablation")
+                    help="fit without these features (set to 0, so their weights are 0): an ablation")
     args = ap.parse_args()
     zero = frozenset(f for f in args.zero_features.split(",") if f)
     if unknown := sorted(zero - set(FEATURES)):
@@ -635,9 +635,9 @@ def main() -> None:
         with open(args.cache, "w", encoding="utf-8") as fh:
             for r in rows:
                 fh.write(json.dumps(r) + "\n")
-    cv = cross_validate(rows, (args.l2,) if args.l2 else (0.3, 1.0, 3.0, 10.0))
+    cv = cross_validate(rows, (args.l2,) if args.l2 else (0.3, 1.0, 3.0, 10.0), zero=zero)
     l2 = args.l2 or max(cv, key=lambda k: cv[k])
-    x = np.array([features_of(r) for r in rows])
+    x = np.array([features_of(r, zero) for r in rows])
     y = [r["label"] for r in rows]
     datasets = sorted({r["dataset"] for r in rows})
     meta = {
@@ -659,13 +659,14 @@ def main() -> None:
         },
         "sample_weights": "each dataset weighs the same in total",
         "cross_validation_macro_f1": {str(k): v for k, v in cv.items()},
+        **({"features_zeroed": sorted(zero)} if zero else {}),
         "verifier": "models/verifier (the shipped v1 weights)",
         "refit": "python benchmarks/fit_verdicts.py" + ("" if args.from_cache else f" --only {args.only}")
                  + (" --wiki-db DB" if args.wiki_db else "") + (" --scifact-db DB" if args.scifact_db else ""),
     }
     model = fit(x, y, l2=l2, sample_weight=weights_for(rows), meta=meta)
     if args.by_kind:
-        model = fit_by_kind(model, args.by_kind, args.l2)
+        model = fit_by_kind(model, args.by_kind, args.l2, zero)
     Path(args.out).write_text(json.dumps(model.to_json(), indent=1) + "\n", encoding="utf-8")
     print(json.dumps({"l2": l2, "cv_macro_f1": cv, "n": len(rows), "trained_on": meta["trained_on"],
                       "seconds": time.perf_counter() - t0}, indent=1))

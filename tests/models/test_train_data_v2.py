@@ -157,3 +157,25 @@ def test_subject_swap_pairs_change_only_the_subject():
     for p in by_gen["swap_claim"]:  # the swapped claim against the original subject's own passage
         assert p["topic"] not in p["premise"] and p["hypothesis"].startswith(p["topic"] + " ")
     assert not {p["topic"] for p in pairs} & exclude  # product-case articles never make pairs
+
+
+def test_repeat_upsamples_a_set_and_the_card_says_so(data_dir, tmp_path):
+    # run 8 (models/train_nli_v2_run8.toml) repeats FactCG MuSiQue: run 7 did not learn it at 0.7 %
+    # of the mix. Every pair comes `repeat` times as its own dict; the report and the card count
+    # the copies and say they are copies.
+    from models.train_nli import _repeat_cell, build_mix
+
+    spec = {"name": "factcg_musique", "kind": "factcg", "licence": "MIT",
+            "files": ["nli/factcg/factcg_cg2c_musique.train.jsonl.gz"]}
+    cfg = {"data": {}, "dev": [], "train_sets": [spec]}
+    once, report_once = build_mix(cfg, data_dir, seed=13)
+    cfg["train_sets"] = [{**spec, "repeat": 3}]
+    thrice, report = build_mix(cfg, data_dir, seed=13)
+    assert len(once) > 800 and len(thrice) == 3 * len(once)
+    assert [p["hypothesis"] for p in thrice[: len(once)]] == [p["hypothesis"] for p in once]
+    assert thrice[0] is not thrice[len(once)]
+    assert report[0]["repeat"] == 3 and report[0]["examples_used"] == 3 * report_once[0]["examples_used"]
+    assert report[0]["labels"]["neutral"] == 3 * report_once[0]["labels"]["neutral"]
+    assert _repeat_cell(report[0]) == " (each pair 3 times)" and _repeat_cell(report_once[0]) == ""
+    run8 = tomllib.loads((ROOT / "models" / "train_nli_v2_run8.toml").read_text(encoding="utf-8"))
+    assert {s["name"]: s.get("repeat", 1) for s in run8["train_sets"]}["factcg_musique"] == 4

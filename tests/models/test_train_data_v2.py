@@ -179,3 +179,19 @@ def test_repeat_upsamples_a_set_and_the_card_says_so(data_dir, tmp_path):
     assert _repeat_cell(report[0]) == " (each pair 3 times)" and _repeat_cell(report_once[0]) == ""
     run8 = tomllib.loads((ROOT / "models" / "train_nli_v2_run8.toml").read_text(encoding="utf-8"))
     assert {s["name"]: s.get("repeat", 1) for s in run8["train_sets"]}["factcg_musique"] == 4
+
+
+def test_a_dev_set_of_one_gold_class_is_reported_by_accuracy():
+    # FactCG MuSiQue dev is all gold neutral: macro-F1 over three labels cannot pass 1/3 there, and
+    # session 15 once read run 7's .33 (macro-F1, accuracy .974) as "not learnt" beside accuracies
+    import numpy as np
+
+    from models.train_nli import fmt_metrics, headline, metrics_from_logits
+
+    neutral = [{"label": "neutral"}] * 4
+    logits = np.array([[0, 5, 0], [0, 5, 0], [0, 5, 0], [5, 0, 0]], dtype=np.float32)
+    res = metrics_from_logits(logits, neutral, two_way=False)
+    assert res["acc"] == 0.75 and res["macro_f1"] < 1 / 3
+    assert headline(res) == ("acc", 0.75) and fmt_metrics({"musique": res}) == "musique acc 0.750"
+    mixed = metrics_from_logits(logits, [{"label": "neutral"}] * 3 + [{"label": "entailment"}], two_way=False)
+    assert headline(mixed) == ("F1", mixed["macro_f1"]) and mixed["macro_f1"] == pytest.approx(2 / 3)  # no gold C

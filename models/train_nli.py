@@ -718,7 +718,11 @@ def headline(res: dict) -> tuple[str, float]:
 
 
 def fmt_metrics(results: dict) -> str:
-    return "; ".join(f"{k} {name} {value:.3f}" for k, (name, value) in ((k, headline(v)) for k, v in results.items()))
+    parts = []
+    for name, res in results.items():
+        measure, value = headline(res)
+        parts.append(f"{name} {measure} {value:.3f}")
+    return "; ".join(parts)
 
 
 def measure_inference(model, tok, batch_size: int = 32, n_batches: int = 8) -> dict:
@@ -861,6 +865,14 @@ def load_training_state(folder: Path, model, opt, sched) -> dict:
 def _gen_cell(r: dict) -> str:
     gens = r.get("generated") or {}
     return ", ".join(f"{k} {v:,}" for k, v in sorted(gens.items())) if gens else ""
+
+
+def _nice_cell(hardware: dict) -> str:
+    """How the run was niced, as the process saw it. Summaries written before session 17 do not
+    record it; v1's run was under ``nice -n 10`` (its config's comment), and earlier cards said
+    so for every run, runs 7 and 8 (``nice -n 5``) included."""
+    n = hardware.get("nice", 10)
+    return f"run under `nice -n {n}`" if n else "not niced"
 
 
 def _repeat_cell(r: dict) -> str:
@@ -1026,7 +1038,7 @@ pages), else train. Evaluation code must import this function so no training pag
 | max length | {cfg['train']['max_length']} tokens in training, {cfg['eval']['max_length']} in evaluation |
 | wall time | {tr['train_seconds'] / 60:.1f} min training ({tr['examples_per_s']:.1f} examples/s), {summary['wall_seconds'] / 60:.1f} min in all |
 | final loss (mean of last {cfg['train']['log_every']} steps) | {tr['final_loss']:.3f} |
-| hardware | {summary['hardware']['compute']}; {summary['hardware']['platform']}; {summary['hardware']['cpu_count']} CPUs; torch {summary['hardware']['torch']}; run under `nice -n 10` |
+| hardware | {summary['hardware']['compute']}; {summary['hardware']['platform']}; {summary['hardware']['cpu_count']} CPUs; torch {summary['hardware']['torch']}; {_nice_cell(summary['hardware'])} |
 
 ## Dev results (saved fp16 weights reloaded in fp32, max length {cfg['eval']['max_length']})
 
@@ -1376,7 +1388,7 @@ def main(argv: list[str] | None = None) -> int:
         "wall_seconds": round(time.time() - t_start, 1),
         "hardware": {"platform": platform.platform(), "processor": platform.processor(),
                      "cpu_count": os.cpu_count(), "torch": torch.__version__,
-                     "python": platform.python_version(),
+                     "python": platform.python_version(), "nice": os.nice(0),
                      "compute": (f"CUDA {torch.cuda.get_device_name(device)} (training); " if device.type == "cuda" else "")
                                 + f"CPU, {torch.get_num_threads()} threads"},
         "reload_check": reload_check,

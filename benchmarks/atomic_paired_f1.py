@@ -116,9 +116,14 @@ def report_rows(path_a: Path, path_b: Path) -> tuple[list[str], list[list[dict]]
     return names, rows, reps[0]
 
 
-def compare(path_a: Path, path_b: Path, bootstrap: int, seed: int) -> dict:
-    """Two reports of this script paired over their answers: F1(B) - F1(A) with its interval."""
+def compare(path_a: Path, path_b: Path, bootstrap: int, seed: int,
+            rows_out: list[list[dict]] | None = None) -> dict:
+    """Two reports of this script paired over their answers: F1(B) - F1(A) with its interval.
+    ``rows_out`` (two lists), when given, receives each report's per-answer counts."""
     names, rows, rep = report_rows(path_a, path_b)
+    if rows_out is not None:
+        rows_out[0] += rows[0]
+        rows_out[1] += rows[1]
     return {"compared": [str(path_a), str(path_b)], "fold": rep["fold"],
             **paired(names[0], rows[0], names[1], rows[1], bootstrap, seed)}
 
@@ -127,14 +132,10 @@ def compare_pooled(pairs: list[list[Path]], bootstrap: int, seed: int) -> dict:
     """Several (A, B) pairs, e.g. one per held-out topic fold, each compared on its own and then
     pooled: the answers of every pair resampled together, F1 summed over all of them. Why: one
     fold's 24-26 answers give an interval of about ±.03, too wide for the effects measured here."""
-    out: dict = {"pairs": [compare(a, b, bootstrap, seed) for a, b in pairs]}
+    rows_a: list[dict] = []
+    rows_b: list[dict] = []
+    out: dict = {"pairs": [compare(a, b, bootstrap, seed, [rows_a, rows_b]) for a, b in pairs]}
     if len(pairs) > 1:
-        rows_a: list[dict] = []
-        rows_b: list[dict] = []
-        for a, b in pairs:
-            _, rows, _ = report_rows(a, b)
-            rows_a += rows[0]
-            rows_b += rows[1]
         folds = ", ".join(str(p["fold"]) for p in out["pairs"])
         out["pooled"] = {"folds": folds, **paired(f"A over folds {folds}", rows_a, f"B over folds {folds}", rows_b,
                                                   bootstrap, seed)}

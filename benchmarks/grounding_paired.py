@@ -11,10 +11,15 @@ domains of balanced accuracy (LLM-AggreFact's protocol, as `eval grounding` repo
     python benchmarks/grounding_paired.py \\
         --pair wice REF.json CAND.json --pair expertqa REF.json CAND.json ... \\
         --ref-threshold 0.60 --cand-threshold 0.55 [--ref-verdicts CF_REF.json --cand-verdicts CF_CAND.json] \\
+        [--ref-fit POOL_REF.json --cand-fit POOL_CAND.json] \\
         --json out.json
 
 With ``--ref-verdicts`` / ``--cand-verdicts`` (the Climate-FEVER `eval verdicts` reports) the
-thresholds are read from them. The paired bootstrap (claims resampled with replacement, the same
+thresholds are read from them. With ``--ref-fit`` / ``--cand-fit`` they are fitted on given
+documents instead (session 18: the Climate-FEVER fit transferred badly to given documents): on
+each model's `eval grounding --data POOL` report of rows that no compared set scores (a row id in
+both is refused), the cut between neighbouring scores with the best mean over domains of
+balanced accuracy. The paired bootstrap (claims resampled with replacement, the same
 draw for both models, 2,000 draws, seed 0) gives a 95 % interval for each set's BAcc difference.
 """
 
@@ -34,6 +39,20 @@ def fitted_support(verdicts_report: Path) -> float:
     """The support threshold `eval verdicts` fitted on Climate-FEVER's fit half."""
     report = json.loads(verdicts_report.read_text(encoding="utf-8"))
     return float(report["systems"]["fitted"]["thresholds"]["support"])
+
+
+def fitted_on_rows(report: dict) -> float:
+    """The support threshold that maximises the mean over domains of balanced accuracy on a
+    grounding report's rows (supported iff score > cut; cuts are midpoints between neighbouring
+    distinct scores). Tied best cuts give their median, so the choice does not lean to either end
+    of a plateau."""
+    y = np.array([r["label"] for r in report["rows"]])
+    s = np.array([r["score"] for r in report["rows"]])
+    dom = np.array([r.get("domain", "") for r in report["rows"]])
+    u = np.unique(s)
+    cuts = np.concatenate([[u[0] - 1e-9], (u[:-1] + u[1:]) / 2, [u[-1] + 1e-9]])
+    scores = np.array([domain_bacc(y, (s > c).astype(int), dom) for c in cuts])
+    return float(np.median(cuts[scores == scores.max()]))
 
 
 def domain_bacc(labels: np.ndarray, preds: np.ndarray, domains: np.ndarray) -> float:
@@ -83,19 +102,36 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cand-threshold", type=float, default=None)
     ap.add_argument("--ref-verdicts", type=Path, default=None, help="the reference's Climate-FEVER `eval verdicts` report")
     ap.add_argument("--cand-verdicts", type=Path, default=None, help="the candidate's Climate-FEVER `eval verdicts` report")
+    ap.add_argument("--ref-fit", type=Path, default=None,
+                    help="the reference's `eval grounding` report on rows kept for fitting the threshold")
+    ap.add_argument("--cand-fit", type=Path, default=None,
+                    help="the candidate's `eval grounding` report on the same fitting rows")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
-    t_ref = fitted_support(args.ref_verdicts) if args.ref_verdicts else args.ref_threshold
-    t_cand = fitted_support(args.cand_verdicts) if args.cand_verdicts else args.cand_threshold
+    reports = {name: (json.loads(Path(ref).read_text(encoding="utf-8")), json.loads(Path(cand).read_text(encoding="utf-8")))
+               for name, ref, cand in args.pair}
+    fits = {k: json.loads(p.read_text(encoding="utf-8")) for k, p in (("ref", args.ref_fit), ("cand", args.cand_fit)) if p}
+    scored = {r["id"] for pair in reports.values() for report in pair for r in report["rows"]}
+    for k, fit in fits.items():
+        if shared := scored & {r["id"] for r in fit["rows"]}:
+            ap.error(f"--{k}-fit holds {len(shared)} rows that a compared set scores (e.g. {min(shared)}): "
+                     "fit the threshold on other rows")
+    t, source = {}, {}
+    for k, threshold, verdicts in (("ref", args.ref_threshold, args.ref_verdicts),
+                                   ("cand", args.cand_threshold, args.cand_verdicts)):
+        if k in fits:
+            t[k], source[k] = fitted_on_rows(fits[k]), f"fitted on {fits[k].get('path', 'the --fit rows')}"
+        elif verdicts:
+            t[k], source[k] = fitted_support(verdicts), f"Climate-FEVER fit in {verdicts}"
+        else:
+            t[k], source[k] = threshold, "given"
+    t_ref, t_cand = t["ref"], t["cand"]
     if t_ref is None or t_cand is None:
-        ap.error("give each model's support threshold (--ref-/--cand-threshold) or its Climate-FEVER "
-                 "verdicts report (--ref-/--cand-verdicts)")
-    sets = {}
-    for name, ref, cand in args.pair:
-        sets[name] = compare(json.loads(Path(ref).read_text(encoding="utf-8")),
-                             json.loads(Path(cand).read_text(encoding="utf-8")), t_ref, t_cand)
+        ap.error("give each model's support threshold (--ref-/--cand-threshold), its Climate-FEVER "
+                 "verdicts report (--ref-/--cand-verdicts) or its report on fitting rows (--ref-/--cand-fit)")
+    sets = {name: compare(ref, cand, t_ref, t_cand) for name, (ref, cand) in reports.items()}
     mean = {k: float(np.mean([s[k]["bacc"] for s in sets.values()])) for k in ("ref", "cand")}
-    result = {"thresholds": {"ref": t_ref, "cand": t_cand}, "sets": sets, "mean_bacc": mean,
+    result = {"thresholds": {"ref": t_ref, "cand": t_cand}, "threshold_source": source, "sets": sets, "mean_bacc": mean,
               "mean_diff": mean["cand"] - mean["ref"]}
     print(f"thresholds: reference {t_ref:.2f}, candidate {t_cand:.2f}")
     print("| set | n | reference BAcc / AUC | candidate BAcc / AUC | Δ BAcc [95 %] |")

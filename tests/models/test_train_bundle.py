@@ -128,11 +128,12 @@ def test_the_device_script_returns_the_weights_in_parts_that_join_back(data_dir,
     assert bad.returncode != 0 and "sha256 differs" in bad.stderr
 
 
-def test_two_arms_from_an_fp16_base_come_back_in_eight_files_and_join(data_dir, tmp_path):
+def test_two_arms_from_an_fp16_base_come_back_within_the_device_limits_and_join(data_dir, tmp_path):
     """models/gpu_train_arms.sh as the lent GPU runs it (here DEVICE=cpu): two arms of one bundle
     from an fp16 copy of the base encoder (the copy that fits in what travels to the GPU). The
-    arms train in fp32, come back as 3 weight parts each plus one log archive (7 files, within
-    the device's 8), and each joins into a loadable verifier."""
+    arms train in fp32; the training call returns the first arm's weights (3 parts) and both
+    arms' logs within the device's 8 files and 64 MiB, ``--fetch`` returns the second arm's, and
+    each joins into a loadable verifier whose card names the base copy."""
     import os
     import subprocess
     import sys
@@ -156,22 +157,29 @@ def test_two_arms_from_an_fp16_base_come_back_in_eight_files_and_join(data_dir, 
     from_base.write_text(CONFIG.format(root=data_dir).replace('init_from = "models/verifier"', ""), encoding="utf-8")
     bundle = tmp_path / "mix.json.xz"
     main(["--config", str(from_base), "--out", str(tmp_path / "unused"), "--export-bundle", str(bundle)])
-    out = tmp_path / "OUT"
-    out.mkdir()
-    env = {**os.environ, "OUT": str(out), "DEVICE": "cpu", "THREADS": "1", "BASE": str(base),
-           "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}
     script = str(REPO_ROOT / "models" / "gpu_train_arms.sh")
-    subprocess.run(["bash", script, str(from_base), str(bundle), "one", "two --set train.total_examples=8"],
-                   cwd=REPO_ROOT, env=env, check=True, capture_output=True)
-    files = [f for f in out.rglob("*") if f.is_file()]
-    assert len(files) == 7 and all(f.stat().st_size <= 16 * 2**20 for f in files)
-    for name, seen in (("one", 16), ("two", 8)):
+
+    def call(out, *args, check=True):
+        out.mkdir()
+        env = {**os.environ, "OUT": str(out), "DEVICE": "cpu", "THREADS": "1", "BASE": str(base),
+               "ARMS_DIR": str(tmp_path / "arms"), "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}
+        done = subprocess.run(["bash", script, *args], cwd=REPO_ROOT, env=env, check=check, capture_output=True,
+                              text=True)
+        files = [f for f in out.rglob("*") if f.is_file()]
+        assert len(files) <= 8 and sum(f.stat().st_size for f in files) <= 64 * 2**20
+        assert all(f.stat().st_size <= 16 * 2**20 for f in files)
+        return done, files
+
+    _, files = call(tmp_path / "OUT1", str(from_base), str(bundle), "one", "two --set train.total_examples=8")
+    assert sorted(f.name for f in files) == ["logs.tar.xz"] + [f"model.safetensors.part-0{i}" for i in range(3)]
+    _, files = call(tmp_path / "OUT2", "--fetch", "two")
+    assert len(files) == 3
+    for name, seen, parts in (("one", 16, tmp_path / "OUT1" / "one"), ("two", 8, tmp_path / "OUT2" / "two")):
         joined = tmp_path / f"joined_{name}"
-        subprocess.run(["bash", script, "--join", str(out), name, str(joined)], cwd=REPO_ROOT, env=env, check=True,
-                       capture_output=True)
+        subprocess.run(["bash", script, "--join", str(tmp_path / "OUT1"), name, str(joined), str(parts)],
+                       cwd=REPO_ROOT, check=True, capture_output=True)
         summary = json.loads((joined / "training_summary.json").read_text())
         assert summary["training"]["examples_seen"] == seen and summary["base_model"].endswith(f"copy at {base}")
         assert sum(p.numel() for p in load_fp32(joined).parameters()) > 20_000_000
-    bad = subprocess.run(["bash", script, str(from_base), str(bundle), "a", "b", "c"], cwd=REPO_ROOT, env=env,
-                         capture_output=True, text=True)
+    bad, _ = call(tmp_path / "OUT3", str(from_base), str(bundle), "a", "b", "c", check=False)
     assert bad.returncode == 2 and "one or two arms" in bad.stderr

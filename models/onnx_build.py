@@ -27,7 +27,6 @@ import hashlib
 import json
 import re
 import shutil
-import sys
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -335,16 +334,23 @@ def open_session(folder: Path, file: str, weights_dir: Path):
     return ort.InferenceSession(str(folder / file), so, providers=["CPUExecutionProvider"])
 
 
-def main() -> None:
-    if sys.argv[1:] == ["--embedder"]:
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(description="Build the ONNX Runtime copies (fp32 and int8) of a verifier "
+                                             "folder, written to its onnx/ folder, or of the embedded embedder.")
+    ap.add_argument("model_dir", nargs="?", type=Path, default=None,
+                    help="a verifier folder (default: the embedded verifier, models/verifier)")
+    ap.add_argument("--embedder", action="store_true", help="build the embedded embedder's copies instead")
+    args = ap.parse_args(argv)
+    if args.embedder:
         from models.registry import resolve_embedder
 
         print(build_embedder(Path(resolve_embedder().path)))
         return
     from models.nli import EMBEDDED_NLI_DIR
 
-    model_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else EMBEDDED_NLI_DIR
-    print(build(model_dir))
+    print(build(args.model_dir or EMBEDDED_NLI_DIR))
 
 
 if __name__ == "__main__":

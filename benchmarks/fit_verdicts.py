@@ -90,15 +90,16 @@ def _row(ds: str, claim: str, verdict, passages, terms, label: str) -> dict:
             "titles": {str(p.passage_id): p.title for p in passages}, "judgements": js}
 
 
-def features_of(row: dict, zero: frozenset[str] = frozenset()) -> list[float]:
+def features_of(row: dict, zero: frozenset[str] = frozenset(), t: Thresholds | None = None) -> list[float]:
     """A cached row's feature vector; the features named in ``zero`` are set to 0 (an ablation:
-    a constant column gets weight 0, so the fit is the one without those features)."""
+    a constant column gets weight 0, so the fit is the one without those features). ``t``: the
+    thresholds that decide which judgements count (default: the shipped ones)."""
     from core.verify.verifier import EvidenceUnit, Judgement
 
     js = [Judgement(EvidenceUnit(j["pid"], j["kind"], tuple(j["sents"]), j["text"], j["rank"]),
                     np.array(j["probs"], dtype=np.float32), grounded=j["grounded"]) for j in row["judgements"]]
     titles = {int(k): v for k, v in row["titles"].items()}
-    values = extract(row["claim"], js, titles, set(row["terms"])).values
+    values = extract(row["claim"], js, titles, set(row["terms"]), t).values
     return [0.0 if name in zero else float(v) for name, v in zip(FEATURES, values, strict=True)]
 
 
@@ -455,11 +456,12 @@ def weights_for(rows: list[dict]) -> np.ndarray:
     return np.array([mean / counts[r["dataset"]] for r in rows])
 
 
-def cross_validate(rows: list[dict], l2s, folds: int = 5, zero: frozenset[str] = frozenset()) -> dict:
+def cross_validate(rows: list[dict], l2s, folds: int = 5, zero: frozenset[str] = frozenset(),
+                   t: Thresholds | None = None) -> dict:
     """Macro-F1 of each l2 over k folds of the training rows (chooses l2 without dev data)."""
     from core.evaluate.metrics import macro_f1
 
-    x = np.array([features_of(r, zero) for r in rows])
+    x = np.array([features_of(r, zero, t) for r in rows])
     y = [r["label"] for r in rows]
     w = weights_for(rows)
     idx = np.random.default_rng(0).permutation(len(rows))
@@ -477,7 +479,8 @@ def cross_validate(rows: list[dict], l2s, folds: int = 5, zero: frozenset[str] =
     return scores
 
 
-def fit_by_kind(fallback, specs: list[str], l2_fixed: float | None, zero: frozenset[str] = frozenset()):
+def fit_by_kind(fallback, specs: list[str], l2_fixed: float | None, zero: frozenset[str] = frozenset(),
+                t: Thresholds | None = None):
     """``fallback`` with one weight set per kind of source, each fitted (L2 by 5-fold CV) on the
     cached rows named for it — data of that kind only (docs/benchmarks.md, "Source-kind-aware
     verdicts")."""
@@ -495,7 +498,7 @@ def fit_by_kind(fallback, specs: list[str], l2_fixed: float | None, zero: frozen
             with open(name, encoding="utf-8") as fh:
                 rows += [json.loads(line) for line in fh]
         kinds = {k: sum(1 for r in rows if kind_of(r) == k) for k in SOURCE_KINDS}
-        cv = cross_validate(rows, (l2_fixed,) if l2_fixed else (0.3, 1.0, 3.0, 10.0), zero=zero)
+        cv = cross_validate(rows, (l2_fixed,) if l2_fixed else (0.3, 1.0, 3.0, 10.0), zero=zero, t=t)
         l2 = l2_fixed or max(cv, key=lambda k: cv[k])
         meta = {
             "trained_on": {d: {lab: sum(1 for r in rows if r["dataset"] == d and r["label"] == lab) for lab in VERDICTS}
@@ -505,7 +508,7 @@ def fit_by_kind(fallback, specs: list[str], l2_fixed: float | None, zero: frozen
             "cross_validation_macro_f1": {str(k): v for k, v in cv.items()},
             **({"features_zeroed": sorted(zero)} if zero else {}),
         }
-        by_kind[kind] = fit(np.array([features_of(r, zero) for r in rows]), [r["label"] for r in rows], l2=l2,
+        by_kind[kind] = fit(np.array([features_of(r, zero, t) for r in rows]), [r["label"] for r in rows], l2=l2,
                             sample_weight=weights_for(rows), meta=meta)
         print(f"{kind}: {len(rows)} rows (detected kinds {kinds}), l2 {l2}, cv {cv}", flush=True)
     meta = {**fallback.meta, "kind_rule": (
@@ -550,6 +553,13 @@ def main() -> None:
         raise SystemExit(f"--zero-features: unknown features {unknown} (known: {', '.join(FEATURES)})")
     data = Path(args.data)
     t0 = time.perf_counter()
+    from core.settings import load_settings
+
+    # The verifier and thresholds of the settings: the embedded ones unless a config file names
+    # others (CLAIMSCOPE_CONFIG, e.g. a candidate verifier with its own thresholds). The features
+    # depend on the thresholds (which judgements count), so the fit uses the ones it will run under.
+    settings = load_settings()
+    t = settings.thresholds()
     if args.fallback:
         from dataclasses import replace
 
@@ -558,7 +568,7 @@ def main() -> None:
         if not args.by_kind:
             raise SystemExit("--fallback needs --by-kind")
         base = load_verdict_model(args.fallback)
-        model = fit_by_kind(base, args.by_kind, args.l2, zero)  # the file's other kinds keep their weights
+        model = fit_by_kind(base, args.by_kind, args.l2, zero, t)  # the file's other kinds keep their weights
         # each kind refitted here records its own command; the file's other kinds keep theirs
         model = replace(model, meta={**model.meta, **{
             f"refit_{k}": f"python benchmarks/fit_verdicts.py --fallback {Path(args.fallback).name} --by-kind {k}="
@@ -572,6 +582,8 @@ def main() -> None:
             with open(name, encoding="utf-8") as fh:
                 rows += [json.loads(line) for line in fh]
     else:
+        from dataclasses import replace
+
         from core.retrieve.searcher import Searcher
         from models.embed import load_embedder
         from models.nli import load_nli
@@ -581,7 +593,7 @@ def main() -> None:
         terms_of = SubjectTerms()
         # the shipped weights were fitted on the lexical choice of judged sentences (before
         # Thresholds.sentence_choice = "retrieval"); these searches rank no sentences, so say so
-        verifier = Verifier(load_nli(), Thresholds(sentence_choice="lexical"), subject_terms=terms_of)
+        verifier = Verifier(load_nli(settings.verifier), replace(t, sentence_choice="lexical"), subject_terms=terms_of)
         rows = []
         only = args.only.split(",")
         emb = load_embedder()
@@ -596,13 +608,12 @@ def main() -> None:
                                      args.vitaminc_limit)
             print(f"vitaminc: {len(rows) - n0} claims, {time.perf_counter() - t0:.0f} s", flush=True)
         if "fever-wiki" in only:
-            from core.settings import load_settings
             from core.workbench import RunOptions, Workbench
 
             if not args.wiki_db:
                 raise SystemExit("fever-wiki needs --wiki-db (a database with the wiki-vital source)")
             # the product's own retrieval and verifier (the composition root's), not a bare Searcher
-            wb = Workbench(load_settings())
+            wb = Workbench(settings)
             db = open_db(args.wiki_db)
             n0 = len(rows)
             rows += collect_fever_wiki(wb.verifier(RunOptions.from_settings(wb.settings)), terms_of, wb.searcher(db), db,
@@ -635,9 +646,9 @@ def main() -> None:
         with open(args.cache, "w", encoding="utf-8") as fh:
             for r in rows:
                 fh.write(json.dumps(r) + "\n")
-    cv = cross_validate(rows, (args.l2,) if args.l2 else (0.3, 1.0, 3.0, 10.0), zero=zero)
+    cv = cross_validate(rows, (args.l2,) if args.l2 else (0.3, 1.0, 3.0, 10.0), zero=zero, t=t)
     l2 = args.l2 or max(cv, key=lambda k: cv[k])
-    x = np.array([features_of(r, zero) for r in rows])
+    x = np.array([features_of(r, zero, t) for r in rows])
     y = [r["label"] for r in rows]
     datasets = sorted({r["dataset"] for r in rows})
     meta = {
@@ -660,13 +671,13 @@ def main() -> None:
         "sample_weights": "each dataset weighs the same in total",
         "cross_validation_macro_f1": {str(k): v for k, v in cv.items()},
         **({"features_zeroed": sorted(zero)} if zero else {}),
-        "verifier": "models/verifier (the shipped v1 weights)",
+        "verifier": f"{settings.verifier} (thresholds support {t.support}, refute {t.refute}, conflict {t.conflict})",
         "refit": "python benchmarks/fit_verdicts.py" + ("" if args.from_cache else f" --only {args.only}")
                  + (" --wiki-db DB" if args.wiki_db else "") + (" --scifact-db DB" if args.scifact_db else ""),
     }
     model = fit(x, y, l2=l2, sample_weight=weights_for(rows), meta=meta)
     if args.by_kind:
-        model = fit_by_kind(model, args.by_kind, args.l2, zero)
+        model = fit_by_kind(model, args.by_kind, args.l2, zero, t)
     Path(args.out).write_text(json.dumps(model.to_json(), indent=1) + "\n", encoding="utf-8")
     print(json.dumps({"l2": l2, "cv_macro_f1": cv, "n": len(rows), "trained_on": meta["trained_on"],
                       "seconds": time.perf_counter() - t0}, indent=1))

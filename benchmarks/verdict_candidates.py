@@ -15,6 +15,11 @@ over claims of (candidate − baseline).
     python benchmarks/verdict_candidates.py score --rows demo.jsonl cf.jsonl sci.jsonl fc.jsonl \\
         --models core/verify/data/verdict_model.json CANDIDATE.json [--json OUT]
 
+A new verifier with its own verdict weights against the shipped pair: collect the same benchmarks
+with each verifier, then ``score --rows NEW... --thresholds S,R,C --baseline-rows OLD...
+--baseline-thresholds S,R,C --models SHIPPED.json CANDIDATE.json`` (the baseline decides from the
+old verifier's judgements of the same claims, each side at its own thresholds).
+
 Each benchmark as its command builds it: Climate-FEVER as ``claimscope eval verdicts`` (five
 sentences with their article titles, the seed-0 held-out half, sets always judged); Factcheck-GPT as
 ``claimscope eval factuality --dataset factcheck-gpt`` (the claim's own passages, split into sentences,
@@ -154,8 +159,9 @@ def collect(args) -> None:
           flush=True)
 
 
-def predict_rows(rows: list[dict], model) -> list[str]:
-    """Each row's learned verdict (a row never judged is NEI, as its command makes it)."""
+def predict_rows(rows: list[dict], model, t=None) -> list[str]:
+    """Each row's learned verdict (a row never judged is NEI, as its command makes it); ``t``: the
+    thresholds the rows' verifier runs with (default: the shipped ones)."""
     from benchmarks.fit_verdicts import features_of, kind_of
 
     out = []
@@ -163,7 +169,7 @@ def predict_rows(rows: list[dict], model) -> list[str]:
         if r.get("unjudged"):
             out.append("not_enough_info")
             continue
-        label, _ = model.predict(np.array(features_of(r)), kind=kind_of(r))
+        label, _ = model.predict(np.array(features_of(r, t=t)), kind=kind_of(r))
         out.append(label)
     return out
 
@@ -181,20 +187,55 @@ def measures(bench: str, gold: list[str], pred: list[str]) -> dict[str, float]:
     return {"accuracy": accuracy(gold, pred), "macro_f1": macro_f1(gold, pred, VERDICTS)}
 
 
-def score(args) -> None:
-    from core.verify.verdict_model import load_verdict_model, model_digest
-
+def read_rows(names: list[str]) -> dict[str, list[dict]]:
+    """The stored judgements of each benchmark, in file order."""
     benches: dict[str, list[dict]] = {}
-    for name in args.rows:
+    for name in names:
         with open(name, encoding="utf-8") as fh:
             for line in fh:
                 r = json.loads(line)
                 benches.setdefault(r["bench"], []).append(r)
+    return benches
+
+
+def thresholds_of(spec: str | None):
+    """``SUPPORT,REFUTE,CONFLICT`` as Thresholds (None: the shipped defaults)."""
+    from dataclasses import replace
+
+    from core.verify.base import Thresholds
+
+    if spec is None:
+        return Thresholds()
+    try:
+        s, r, c = (float(x) for x in spec.split(","))
+    except ValueError:
+        raise SystemExit(f"thresholds must be SUPPORT,REFUTE,CONFLICT (three numbers), got {spec!r}") from None
+    return replace(Thresholds(), support=s, refute=r, conflict=c)
+
+
+def score(args) -> None:
+    """Every model's measures on the stored judgements; the first model is the baseline. With
+    ``--baseline-rows`` the baseline decides from another verifier's judgements of the same claims
+    (at ``--baseline-thresholds``), so a new verifier with its verdict weights is compared with the
+    shipped pair, still paired claim by claim."""
+    from core.verify.verdict_model import load_verdict_model, model_digest
+
+    benches = read_rows(args.rows)
+    base_benches = read_rows(args.baseline_rows) if args.baseline_rows else benches
+    if base_benches is not benches:
+        for b, rows in benches.items():
+            claims = [r["claim"] for r in rows]
+            if [r["claim"] for r in base_benches.get(b, [])] != claims:
+                raise SystemExit(f"--baseline-rows: benchmark {b!r} does not hold the same claims in the same order")
+    t, t0 = thresholds_of(args.thresholds), thresholds_of(args.baseline_thresholds)
     models = [(p, load_verdict_model(p)) for p in args.models]
-    preds = {p: {b: predict_rows(rows, m) for b, rows in benches.items()} for p, m in models}
     base = args.models[0]
+    preds = {p: {b: predict_rows(base_benches[b] if p == base else rows, m, t0 if p == base else t)
+                 for b, rows in benches.items()} for p, m in models}
+    report: dict = {"baseline": base, "thresholds": [t.support, t.refute, t.conflict],
+                    "baseline_rows": args.baseline_rows, "baseline_thresholds": [t0.support, t0.refute, t0.conflict],
+                    "models": {}}
     rng = np.random.default_rng(0)
-    report: dict = {"baseline": base, "models": {}}
     for p, _ in models:
         out: dict = {"digest": model_digest(p)}
         for b, rows in benches.items():
@@ -231,7 +272,7 @@ def score(args) -> None:
         Path(args.json).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("collect", help="judge one benchmark's claims once and store the judgements")
@@ -245,8 +286,12 @@ def main() -> None:
     s.add_argument("--rows", nargs="+", required=True)
     s.add_argument("--models", nargs="+", required=True)
     s.add_argument("--resamples", type=int, default=1000)
+    s.add_argument("--baseline-rows", nargs="+", help="the baseline model decides from these judgements (another "
+                                                      "verifier's, of the same claims) instead of --rows")
+    s.add_argument("--thresholds", metavar="S,R,C", help="support,refute,conflict of --rows' verifier (default: shipped)")
+    s.add_argument("--baseline-thresholds", metavar="S,R,C", help="those of --baseline-rows' verifier (default: shipped)")
     s.add_argument("--json")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     collect(args) if args.cmd == "collect" else score(args)
 
 

@@ -220,3 +220,12 @@ def test_acu_and_characteristics_commands(runner, tmp_path, data_dir):
     assert res.exit_code == 0, res.output
     report = json.loads((tmp_path / "acu.json").read_text())
     assert report["n"] == 3 and all(-3 <= p["acu_sum"] <= 3 for p in report["pairs"])
+
+
+def test_eval_verdicts_refuses_a_held_support_threshold_outside_0_1(runner, data_dir, tmp_path):
+    """--fix-support holds the support threshold (fitted on given documents) while refute and
+    conflict are fitted; a value no probability can pass is a usage error before any model loads."""
+    path = data_dir / "fixtures" / "climate_fever_dev_10.jsonl"
+    res = runner.invoke(app, ["--db", str(tmp_path / "x.db"), "eval", "verdicts", "--path", str(path), "--fix-support", "1.5"])
+    assert res.exit_code == 2 and "--fix-support" in res.output
+    assert not (tmp_path / "x.db").exists()

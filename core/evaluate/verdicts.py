@@ -59,8 +59,15 @@ def load_climate_fever_claims(path: str | Path) -> list[tuple[str, str, list[tup
 
 def evaluate_verdicts(
     *, path: str | Path, verifier: Verifier, seed: int = 0, limit: int | None = None,
-    progress: Callable[[str, int, int | None], None] | None = None,
+    progress: Callable[[str, int, int | None], None] | None = None, fix_support: float | None = None,
 ) -> dict:
+    """Judge every claim once, then fit the thresholds on the fit half and report the held-out half.
+
+    ``fix_support`` holds the support threshold at that value and fits only refute and conflict:
+    for a verifier whose support threshold was fitted on given documents (the grounding fit pool,
+    docs/verifier_v2.md "Run 9"), which Climate-FEVER's five sentences per claim should not move."""
+    if fix_support is not None and not 0.0 <= fix_support <= 1.0:
+        raise ValueError(f"fix_support must be in [0, 1], got {fix_support}")
     t0 = time.perf_counter()
     claims = load_climate_fever_claims(path)[: limit or None]
     judged: list[list[Judgement]] = []
@@ -89,7 +96,8 @@ def evaluate_verdicts(
 
     base = verifier.t
     best, best_f1 = base, -1.0
-    for s, r, c in itertools.product(GRID, GRID, CONFLICT_GRID):
+    supports = GRID if fix_support is None else (fix_support,)
+    for s, r, c in itertools.product(supports, GRID, CONFLICT_GRID):
         if c < max(s, r):
             continue
         t = replace(base, support=float(s), refute=float(r), conflict=float(c))
@@ -118,6 +126,7 @@ def evaluate_verdicts(
         "n": len(claims),
         "label_counts": {v: gold.count(v) for v in VERDICTS},
         "split": {"seed": seed, "n_fit": len(fit), "n_eval": len(held)},
+        "fixed_support": fix_support,
         "systems": {
             "default": {
                 "thresholds": asdict(base),

@@ -145,6 +145,14 @@ def test_verdict_threshold_fit_never_fits_worse_than_the_defaults(data_dir, tiny
     assert t["conflict"] >= max(t["support"], t["refute"])
     assert set(default["confusion"]) == set(VERDICTS)
     assert sum(sum(row.values()) for row in default["confusion"].values()) == 5
+    # support held at a grid value: only refute and conflict are fitted, so the free fit (whose grid
+    # holds every such point) is at least as good on the fitting half
+    held = evaluate_verdicts(path=path, verifier=Verifier(load_nli(str(tiny_nli_dir))), seed=0, fix_support=0.5)
+    t_held = held["systems"]["fitted"]["thresholds"]
+    assert held["fixed_support"] == 0.5 and t_held["support"] == 0.5 and t_held["conflict"] >= max(0.5, t_held["refute"])
+    assert fitted["fit_macro_f1"] >= held["systems"]["fitted"]["fit_macro_f1"]
+    with pytest.raises(ValueError, match="fix_support"):
+        evaluate_verdicts(path=path, verifier=Verifier(load_nli(str(tiny_nli_dir))), fix_support=1.5)
 
 
 class CountingVerifier(Verifier):

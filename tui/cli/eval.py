@@ -176,6 +176,9 @@ def eval_verdicts(
     limit: Annotated[int | None, typer.Option(help="Only the first N claims.")] = None,
     grounding: Annotated[bool, typer.Option(help=GROUNDING_HELP)] = True,
     seed: Annotated[int, typer.Option(help="Seed of the fit / held-out split of claims.")] = 0,
+    fix_support: Annotated[float | None, typer.Option(
+        min=0.0, max=1.0, help="Hold the support threshold at this value and fit only refute and conflict "
+                               "(a support threshold fitted on given documents).")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
 ) -> None:
     """Claim verdicts (supported / refuted / NEI / conflicting) from several evidence sentences; fits the thresholds."""
@@ -185,7 +188,8 @@ def eval_verdicts(
     if dataset != "climate-fever":
         raise_input(f"unknown verdict dataset {dataset!r} (supported: climate-fever)")
     with progress_bar() as update:
-        report = evaluate_verdicts(path=path, verifier=verifier_of(ctx, verifier, grounding), seed=seed, limit=limit, progress=update)
+        report = evaluate_verdicts(path=path, verifier=verifier_of(ctx, verifier, grounding), seed=seed, limit=limit, progress=update,
+                                   fix_support=fix_support)
     sys.stdout.write(format_table(report) + "\n")
     write_report(report, json_out)
 

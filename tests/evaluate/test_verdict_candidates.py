@@ -1,0 +1,92 @@
+"""benchmarks/verdict_candidates.py score: a new verifier's judgements with candidate verdict weights
+against the shipped pair, paired by claim (issue 16, shipping run9a)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks.verdict_candidates import main
+
+SHIPPED = Path(__file__).resolve().parents[2] / "core" / "verify" / "data" / "verdict_model.json"
+
+
+def row(claim: str, gold: str, probs: list[float]) -> dict:
+    """A Climate-FEVER-style claim with one grounded sentence of its subject's own article."""
+    return {"bench": "climate-fever", "dataset": "climate-fever", "label": gold, "claim": claim,
+            "terms": [claim.split()[0].lower()], "titles": {"1": claim.split()[0]}, "sources": {"1": ""},
+            "judgements": [{"pid": 1, "kind": "sentence", "sents": [0], "text": claim, "rank": 1,
+                            "probs": probs, "grounded": True}]}
+
+
+CLAIMS = [f"{name} was a physicist." for name in ("Curie", "Bohr", "Planck", "Dirac", "Fermi", "Pauli")]
+ENTAILS, CONTRADICTS = [0.97, 0.02, 0.01], [0.01, 0.02, 0.97]
+
+
+def write(path: Path, rows: list[dict]) -> str:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
+
+
+def test_the_baseline_decides_from_its_own_rows_and_the_candidate_from_the_new_ones(tmp_path):
+    gold = ["supported", "refuted"] * 3
+    right = [row(c, g, ENTAILS if g == "supported" else CONTRADICTS) for c, g in zip(CLAIMS, gold, strict=True)]
+    wrong = [row(c, g, CONTRADICTS if g == "supported" else ENTAILS) for c, g in zip(CLAIMS, gold, strict=True)]
+    new, old = write(tmp_path / "new.jsonl", right), write(tmp_path / "old.jsonl", wrong)
+    cand = tmp_path / "candidate.json"  # the same weights on both sides: every difference comes from the judgements
+    cand.write_text(SHIPPED.read_text())
+    out = tmp_path / "report.json"
+    main(["score", "--rows", new, "--baseline-rows", old, "--thresholds", "0.48,0.45,0.8",
+          "--baseline-thresholds", "0.6,0.65,0.65", "--models", str(SHIPPED), str(cand), "--json", str(out)])
+    report = json.loads(out.read_text())
+    assert report["thresholds"] == [0.48, 0.45, 0.8] and report["baseline_thresholds"] == [0.6, 0.65, 0.65]
+    base, cf = report["models"][str(SHIPPED)]["climate-fever"], report["models"][str(cand)]["climate-fever"]
+    assert base["accuracy"] == 0.0 and base["predicted"] == {"refuted": 3, "supported": 3}
+    assert cf["accuracy"] == 1.0 and cf["predicted"] == {"refuted": 3, "supported": 3}
+    assert cf["delta_accuracy"] == pytest.approx(1.0) and not cf["loss_accuracy"]
+    # without --baseline-rows both sides decide from the same rows: no difference
+    main(["score", "--rows", new, "--models", str(SHIPPED), str(cand), "--json", str(out)])
+    same = json.loads(out.read_text())["models"][str(cand)]["climate-fever"]
+    assert same["accuracy"] == 1.0 and same["delta_accuracy"] == 0.0
+
+
+def test_baseline_rows_of_other_claims_are_refused(tmp_path):
+    rows = [row(c, "supported", ENTAILS) for c in CLAIMS]
+    new = write(tmp_path / "new.jsonl", rows)
+    old = write(tmp_path / "old.jsonl", rows[::-1])
+    with pytest.raises(SystemExit, match="same claims"):
+        main(["score", "--rows", new, "--baseline-rows", old, "--models", str(SHIPPED)])
+    with pytest.raises(SystemExit, match="three numbers"):
+        main(["score", "--rows", new, "--thresholds", "0.5,0.5", "--models", str(SHIPPED)])
+
+
+def test_a_verdict_fit_uses_the_thresholds_its_verifier_runs_under(tmp_path, monkeypatch):
+    """benchmarks/fit_verdicts.py: which judgements count depends on the thresholds (a sentence set
+    counts only when no single unit passes support), so a candidate verifier's verdict weights are
+    fitted, and its rows scored, under that verifier's thresholds, read from the settings."""
+    import sys
+
+    from benchmarks.fit_verdicts import features_of
+    from benchmarks.fit_verdicts import main as fit_main
+    from core.verify.base import Thresholds
+    from core.verify.verdict_model import FEATURES
+
+    r = row("Curie was a physicist.", "supported", [0.55, 0.40, 0.05])
+    r["judgements"].append({"pid": 1, "kind": "set", "sents": [0, 1], "text": "Curie … physicist.", "rank": 1,
+                            "probs": [0.95, 0.04, 0.01], "grounded": True})
+    e_set = FEATURES.index("e_set")
+    assert features_of(r, t=Thresholds(support=0.60))[e_set] == 1.0  # no single unit decides: the set counts
+    assert features_of(r, t=Thresholds(support=0.48))[e_set] == 0.0  # the sentence passes support: singles only
+    gold = ["supported", "refuted", "not_enough_info"] * 8
+    probs = {"supported": ENTAILS, "refuted": CONTRADICTS, "not_enough_info": [0.1, 0.8, 0.1]}
+    rows = write(tmp_path / "rows.jsonl", [row(f"Person{i} was a physicist.", g, probs[g]) for i, g in enumerate(gold)])
+    (tmp_path / "c.toml").write_text("[thresholds]\nsupport = 0.48\nrefute = 0.45\nconflict = 0.8\n")
+    monkeypatch.setenv("CLAIMSCOPE_CONFIG", str(tmp_path / "c.toml"))
+    out = tmp_path / "m.json"
+    monkeypatch.setattr(sys, "argv", ["fit_verdicts.py", "--from-cache", rows, "--l2", "1.0", "--out", str(out)])
+    fit_main()
+    meta = json.loads(out.read_text())
+    assert meta["verifier"] == "embedded (thresholds support 0.48, refute 0.45, conflict 0.8)"
+    assert meta["trained_on"] == {"climate-fever": {"supported": 8, "refuted": 8, "not_enough_info": 8, "conflicting": 0}}

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The verdict layer under a candidate verifier, against the shipped verifier with its verdict file
-# (docs/verifier_v2.md, "Shipping run9a: measured, not shipped"). Why: a verifier can gain on its
-# own sets (grounding, FEVER-Symmetric, VitaminC) and still make the product's verdicts worse, so
-# a candidate is screened on the verdict measures before it is chosen: Climate-FEVER held-out
+# (docs/verifier_v2.md, "Shipping run9a: the verdicts measured, not shipped"). Why: a verifier can
+# gain on its own sets (grounding, FEVER-Symmetric, VitaminC) and still make the product's verdicts
+# worse, so a candidate is screened on the verdict measures before it is chosen: Climate-FEVER held-out
 # macro-F1, Factcheck-GPT agreement and kappa, SciFact-150 macro-F1 and the demo
 # (benchmarks/verdict_candidates.py score, paired bootstrap over claims).
 #
@@ -16,7 +16,8 @@
 # hold dataset text: keep OUT outside the repository), three verdict files and score.json:
 #   K the shipped verdict file unchanged; R the per-kind sets refitted over the shipped top-level
 #   set (given documents); F every set refitted, the top-level one on Climate-FEVER + VitaminC.
-# The shipped verifier's judgements are collected once into OUT/../shipped (reused when present).
+# The shipped verifier's judgements are collected once into OUT/../shipped (reused while the shipped
+# weights and thresholds are unchanged).
 # About 8 minutes per candidate and 3 for the shipped one, on one thread of this machine.
 set -euo pipefail
 [ $# -eq 5 ] || { echo "usage: $0 MODEL SUPPORT OUT WIKI_DB SCIFACT_DB" >&2; exit 2; }
@@ -35,8 +36,11 @@ collect() {  # DIR: the four benchmarks' judgements with the settings of CLAIMSC
 rows() { for b in $BENCHES; do printf '%s ' "$1/$b.jsonl"; done; }
 mkdir -p "$OUT" "$SHIPPED"
 printf '' > "$SHIPPED/settings.toml"  # the shipped verifier and thresholds, whatever the user's file says
-CLAIMSCOPE_CONFIG="$SHIPPED/settings.toml" collect "$SHIPPED"
 T0=$("$PY" -c "from core.verify.base import Thresholds as T; t = T(); print(f'{t.support},{t.refute},{t.conflict}')")
+# the shipped judgements are reused only while the shipped weights and thresholds are the same
+STAMP="$(sha256sum models/verifier/model.safetensors | cut -c1-64) $T0"
+if [ "$(cat "$SHIPPED/stamp" 2>/dev/null)" != "$STAMP" ]; then rm -f "$SHIPPED"/*.jsonl; echo "$STAMP" > "$SHIPPED/stamp"; fi
+CLAIMSCOPE_CONFIG="$SHIPPED/settings.toml" collect "$SHIPPED"
 printf '[run]\nverifier = "%s"\n[thresholds]\nsupport = %s\n' "$MODEL" "$S" > "$OUT/support.toml"
 CLAIMSCOPE_CONFIG="$OUT/support.toml" "$PY" -m tui.cli eval verdicts --path ../shared/data/climate_fever/dev.jsonl \
   --verifier "$MODEL" --fix-support "$S" --json "$OUT/verdicts_climate_fever.json" > "$OUT/verdicts_climate_fever.log"

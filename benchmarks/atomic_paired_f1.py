@@ -200,6 +200,10 @@ def main() -> None:
     ap.add_argument("--guard", choices=("shipped", "relation-words"), default="shipped",
                     help="relation-words: the guard lets core.decompose.atomic.RELATION_WORDS through (measured in "
                          "session 13, not adopted); compare two reports with --compare")
+    ap.add_argument("--end-bias", type=float, default=0.0,
+                    help="lower the end-of-answer logit by this much once a fact has begun (AtomicDecomposer.end_bias)")
+    ap.add_argument("--split-longer", type=int, default=0,
+                    help="give facts of at least this many words back to the model (AtomicDecomposer.split_longer)")
     ap.add_argument("--json", type=Path, required=True)
     args = ap.parse_args()
     if args.compare:
@@ -219,7 +223,8 @@ def main() -> None:
     answers = [a for p in args.path for a in [x for x in load_decompose_dataset("auto", p)
                                                 if in_fold(x.topic, args.fold)][: args.limit or None]]
     out: dict = {"paths": [str(p) for p in args.path], "fold": args.fold, "limit": args.limit, "memo": args.memo,
-                 "standalone": args.standalone, "guard": args.guard, "runtimes": {},
+                 "standalone": args.standalone, "guard": args.guard, "end_bias": args.end_bias,
+                 "split_longer": args.split_longer, "runtimes": {},
                  "load_average_start": os.getloadavg()}
     counts, recs = {}, {}
     for rt in runtimes:
@@ -227,6 +232,7 @@ def main() -> None:
         dec = Workbench(load_settings(None)).decomposer("atomic", standalone=args.standalone)
         if args.guard == "relation-words":
             dec.relation_words = RELATION_WORDS
+        dec.end_bias, dec.split_longer = args.end_bias, args.split_longer
         model = dec.llm.ref.manifest()
         if (rt == "merged") != bool(model.get("lora_merged")):
             raise SystemExit(f"runtime {rt}: the decomposer loaded {model['path']} (is the merged model built?)")

@@ -369,7 +369,7 @@ class LLM:
         self, messages: Sequence[Message], *, max_tokens: int = 256, grammar: str | None = None,
         json_schema: dict | None = None, on_token: Callable[[str], None] | None = None,
         stop: Sequence[str] = (), temperature: float = 0.0, top_p: float = 1.0, seed: int | None = None,
-        stop_when: Callable[[str], bool] | None = None,
+        stop_when: Callable[[str], bool] | None = None, end_bias: float = 0.0,
     ) -> str:
         """The answer text. Greedy unless ``temperature`` > 0; then plain temperature sampling
         with nucleus ``top_p`` and no top-k or min-p cut (llama.cpp's defaults of 40 and 0.05
@@ -379,7 +379,10 @@ class LLM:
         ``json_schema`` constrains every sampled token; ``on_token`` receives each piece of
         text as it is produced (the pieces join to the returned text). ``stop_when`` ends the
         answer as soon as it returns True for the text so far (checked after each token; it
-        sees the text up to one token late)."""
+        sees the text up to one token late). ``end_bias`` > 0 lowers the logits of the tokens
+        that end the answer by that much once the answer has begun, so a model that stops a
+        list early writes another line instead (issue 17); 0, the default, leaves the sampler
+        untouched."""
         from llama_cpp import LlamaGrammar
 
         gram = None
@@ -402,6 +405,7 @@ class LLM:
             prompt=tokens, max_tokens=max_tokens, temperature=temperature, top_k=1 if temperature == 0 else 0,
             top_p=top_p, min_p=0.0, repeat_penalty=1.0, grammar=gram, stop=list(stop) or None, stream=True,
             seed=self.seed if seed is None else seed, stopping_criteria=criteria,
+            logits_processor=self._end_bias(len(tokens), end_bias) if end_bias else None,
         )
         for chunk in stream:
             piece = chunk["choices"][0]["text"]
@@ -410,6 +414,21 @@ class LLM:
                 if on_token is not None:
                     on_token(piece)
         return "".join(pieces)
+
+    def _end_bias(self, n_prompt: int, bias: float):
+        """A logits processor that lowers every end-of-generation token (EOS, and EOT where the
+        vocabulary has a distinct one) by ``bias`` after the first answer token; before it the
+        model may still answer with nothing."""
+        from llama_cpp import LogitsProcessorList
+
+        ends = sorted({t for t in (self.llama.token_eos(), self.llama._model.token_eot()) if t >= 0})
+
+        def lower_end(input_ids, scores):
+            if len(input_ids) > n_prompt:
+                scores[ends] -= bias
+            return scores
+
+        return LogitsProcessorList([lower_end])
 
     def generate_json(
         self, messages: Sequence[Message], schema: dict, *, max_tokens: int = 256,

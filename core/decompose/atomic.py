@@ -110,14 +110,19 @@ class AtomicDecomposer:
         self, llm, nlp_factory: Callable[[], object] | None = None,
         fallback_factory: Callable[[], Decomposer] | None = None, max_tokens: int = 160,
         complement: bool = True, resolve_pronouns: bool = True,
-        relation_words: frozenset[str] = frozenset(),
+        relation_words: frozenset[str] = frozenset(), end_bias: float = 0.0, split_longer: int = 0,
     ) -> None:
         """``llm`` is a models.llm.LLM loaded with the adapter (``lora_path``); ``complement``
         adds the rules decomposer's claims the model did not cover; ``resolve_pronouns`` names
         the answer's subject where a fact opens with its pronoun; ``relation_words`` may occur
         in a fact without occurring in its source (empty, the default: the strict guard; module
-        docstring)."""
+        docstring); ``end_bias`` lowers the end-of-answer logit once a fact has begun, so the
+        model writes more of its facts (models.llm.LLM.generate; 0: greedy as trained);
+        ``split_longer`` > 0 gives each fact of at least that many words back to the model as a
+        sentence, and its facts replace it when there are two or more (:meth:`split_long`)."""
         self.llm = llm
+        self.end_bias = end_bias
+        self.split_longer = split_longer
         self.max_tokens = max_tokens
         self.complement = complement
         self.resolve_pronouns = resolve_pronouns
@@ -134,8 +139,25 @@ class AtomicDecomposer:
 
     def facts(self, sentence: str, context: str) -> list[str]:
         """The facts the model writes for one sentence (unfiltered)."""
+        extra = {"end_bias": self.end_bias} if self.end_bias else {}
         return parse_answer(self.llm.generate(messages(sentence, context), max_tokens=self.max_tokens,
-                                              stop_when=repeats))
+                                              stop_when=repeats, **extra))
+
+    def split_long(self, facts: list[str], context: str) -> list[str]:
+        """One more pass over the facts of ``split_longer`` words or more: the model, given such a
+        fact as its sentence (same context), often splits it as people do ("He was drafted fifth
+        overall in the 1965 NFL Draft by the Dallas Cowboys." is three facts in FActScore), and
+        one-to-one matching lets a coarse fact count once. Its facts replace the long one when
+        there are two or more; the guard then judges them against the original sentence."""
+        out: list[str] = []
+        for fact in facts:
+            parts = self.facts(fact, context) if len(fact.split()) >= self.split_longer else []
+            if len(parts) >= 2:
+                self.stats["split_long"] += 1
+                out += parts
+            else:
+                out.append(fact)
+        return out
 
     def keep(self, facts: list[str], sentence: str, context: str, seen: set[frozenset[str]]) -> list[str]:
         """The guard: the facts that state only what the sentence (and context) say."""
@@ -228,6 +250,8 @@ class AtomicDecomposer:
         """The guarded facts of one sentence; SentenceFailure when none is usable."""
         try:
             facts = self.facts(sentence, context)
+            if self.split_longer:
+                facts = self.split_long(facts, context)
         except (LLMOutputError, ModelError) as exc:
             raise SentenceFailure(f"atomic decomposer unusable: {exc}", broken=isinstance(exc, ModelError)) from exc
         kept = [Claim(0, f, span, context=sentence) for f in self.keep(facts, sentence, context, seen)]

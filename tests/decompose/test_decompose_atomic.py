@@ -32,8 +32,9 @@ class FakeLLM:
         self.answer = answer
         self.prompts: list = []
 
-    def generate(self, messages, max_tokens: int = 256, **_) -> str:
+    def generate(self, messages, max_tokens: int = 256, **kw) -> str:
         self.prompts.append(messages)
+        self.kwargs = kw
         return self.answer
 
 
@@ -58,6 +59,53 @@ def test_the_guard_drops_an_invented_fact_and_counts_it(rules):
     assert claims[0].span == (0, len(BIO)) and claims[0].context == BIO and claims[0].checkable
     assert dec.stats["written"] == 4 and dec.stats["kept"] == 1
     assert dec.stats["dropped_invented"] == 1 and dec.stats["duplicates"] == 1 and dec.stats["dropped_short"] == 1
+
+
+def test_end_bias_reaches_the_runtime_only_when_set(rules):
+    plain = FakeLLM("- Lanny Flaherty is an actor.")
+    AtomicDecomposer(plain, fallback_factory=lambda: rules, complement=False).decompose(BIO)
+    assert "end_bias" not in plain.kwargs  # greedy as trained: the sampler is left untouched
+    biased = FakeLLM("- Lanny Flaherty is an actor.")
+    AtomicDecomposer(biased, fallback_factory=lambda: rules, complement=False, end_bias=3.0).decompose(BIO)
+    assert biased.kwargs["end_bias"] == 3.0
+
+
+class SentenceLLM:
+    """Answers by the sentence the prompt fences (the first key found in it)."""
+
+    ref = None
+
+    def __init__(self, answers: dict[str, str]) -> None:
+        self.answers = answers
+        self.sentences: list[str] = []
+
+    def generate(self, messages, max_tokens: int = 256, **_) -> str:
+        sentence = next(p for p in messages[1][1] if getattr(p, "label", "") == "SENTENCE").text
+        self.sentences.append(sentence)
+        return self.answers.get(sentence, "")
+
+
+DRAFT = "Craig Morton was drafted fifth overall in the 1965 NFL Draft by the Dallas Cowboys, and he played for them."
+LONG = "Craig Morton was drafted fifth overall in the 1965 NFL Draft by the Dallas Cowboys."
+
+
+def test_long_facts_go_back_to_the_model_and_its_split_replaces_them_under_the_guard(rules):
+    llm = SentenceLLM({
+        DRAFT: f"- {LONG}\n- Craig Morton played for the Dallas Cowboys.",
+        LONG: "- Craig Morton was drafted fifth overall.\n- Craig Morton was drafted in the 1965 NFL Draft.\n"
+              "- Craig Morton was drafted by the Dallas Cowboys.\n- Craig Morton was drafted by the Packers.",
+        "Craig Morton played for the Dallas Cowboys.": "- Craig Morton played.\n- Craig Morton played for Dallas.",
+    })
+    dec = AtomicDecomposer(llm, fallback_factory=lambda: rules, complement=False, split_longer=10)
+    got = [c.text for c in dec.decompose(DRAFT)]
+    # the 14-word fact is split and the invented "Packers" dropped; the 7-word fact is not sent back
+    assert got == ["Craig Morton was drafted fifth overall.", "Craig Morton was drafted in the 1965 NFL Draft.",
+                   "Craig Morton was drafted by the Dallas Cowboys.", "Craig Morton played for the Dallas Cowboys."]
+    assert llm.sentences == [DRAFT, LONG] and dec.stats["split_long"] == 1 and dec.stats["dropped_invented"] == 1
+    # off (the default): one call, the coarse fact kept
+    plain = SentenceLLM(llm.answers)
+    assert [c.text for c in AtomicDecomposer(plain, fallback_factory=lambda: rules, complement=False).decompose(DRAFT)] \
+        == [LONG, "Craig Morton played for the Dallas Cowboys."] and plain.sentences == [DRAFT]
 
 
 FILM = 'Kinugasa directed the film "A Page of Madness" (1926).'

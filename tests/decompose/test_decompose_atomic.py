@@ -71,7 +71,8 @@ def test_end_bias_reaches_the_runtime_only_when_set(rules):
 
 
 class SentenceLLM:
-    """Answers by the sentence the prompt fences (the first key found in it)."""
+    """Answers each prompt by the sentence it fences (no answer for a sentence it does not know);
+    records the sentences asked."""
 
     ref = None
 
@@ -98,7 +99,7 @@ def test_long_facts_go_back_to_the_model_and_its_split_replaces_them_under_the_g
     })
     dec = AtomicDecomposer(llm, fallback_factory=lambda: rules, complement=False, split_longer=10)
     got = [c.text for c in dec.decompose(DRAFT)]
-    # the 14-word fact is split and the invented "Packers" dropped; the 7-word fact is not sent back
+    # the 15-word fact is split and the invented "Packers" dropped; the 7-word fact is not sent back
     assert got == ["Craig Morton was drafted fifth overall.", "Craig Morton was drafted in the 1965 NFL Draft.",
                    "Craig Morton was drafted by the Dallas Cowboys.", "Craig Morton played for the Dallas Cowboys."]
     assert llm.sentences == [DRAFT, LONG] and dec.stats["split_long"] == 1 and dec.stats["dropped_invented"] == 1

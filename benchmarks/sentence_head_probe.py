@@ -1,0 +1,272 @@
+"""A learned evidence-sentence relevance head for the default mode: measured, not built (issue 21).
+
+The default mode (``hybrid-sentence``) ranks the sentences of its top 10 passages by a fitted
+min-max fusion of three members (dense cosine, BM25 over the pool, passage rank). This probe
+asks whether a logistic-regression head over more features of each candidate sentence, with no
+new model at run time, ranks rationale sentences better on every dev set.
+
+Step 1, ``dump``: for each claim of one retrieval set, the candidates of ``hybrid-sentence``'s top
+10 passages exactly as ``eval retrieval`` builds them, with their features and the shipped
+fusion's order (its recall@5 is printed and equals ``eval retrieval``'s ``sentence_recall@5``).
+Step 2, ``fit``: the two rules of session 21 (``docs/benchmarks.md``, "A learned
+evidence-sentence head"), on the dumps of SciFact train / dev, WiCE train / dev and
+Climate-FEVER dev:
+
+- rule 1: fit on SciFact train + WiCE train (each set weighs the same), C by 5-fold CV by claim
+  on the train objective (mean rationale-sentence R@5 + .01 R@10), scored on the three dev sets;
+- rule 2: as rule 1 with Climate-FEVER dev added to the fit in two folds, its figure out-of-fold;
+- analysis: a gradient-boosted head on the same features, and feature-set ablations.
+
+    PYTHONPATH=. python benchmarks/sentence_head_probe.py dump scifact \\
+        ../shared/data/scifact/claims_train.jsonl DB_SCIFACT DIR/sf_train.json --corpus ../shared/data/scifact/corpus.jsonl
+    (the same for claims_dev.jsonl → sf_dev.json; wice non_supported_tokens/train.jsonl → wice_train.json
+     and entailment_retrieval/claim/dev.jsonl → wice_dev.json, each WiCE file in its own DB;
+     climate-fever dev.jsonl → cf_dev.json)
+    PYTHONPATH=. python benchmarks/sentence_head_probe.py fit DIR --json benchmarks/results/sentence_head_probe.json
+
+The dumps are JSON (no pickle). scikit-learn comes with sentence-transformers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+MODE = "hybrid-sentence"
+FEATURES = ["dense", "dense_gap", "bm25", "inv_prank", "fused", "relpos", "first", "last", "loglen", "cover",
+            "doc_best", "doc_gap"]
+ABLATIONS = {
+    "no position, no length": ["dense", "dense_gap", "bm25", "inv_prank", "fused", "cover", "doc_best", "doc_gap"],
+    "no position": ["dense", "dense_gap", "bm25", "inv_prank", "fused", "loglen", "cover", "doc_best", "doc_gap"],
+    "no length": ["dense", "dense_gap", "bm25", "inv_prank", "fused", "relpos", "first", "last", "cover",
+                  "doc_best", "doc_gap"],
+    "members + coverage": ["dense", "bm25", "inv_prank", "fused", "cover"],
+}
+C_GRID = [0.01, 0.1, 1, 10]
+
+
+def dump(args) -> None:
+    """Write one retrieval set's candidates, features and gold sets to ``args.out``."""
+    from core.evaluate.metrics import dedupe
+    from core.evaluate.retrieval import corpus_bench, scifact_bench, sentence_recall
+    from core.evaluate.retrieval_sets import load_retrieval_set
+    from core.retrieve.fusion import fuse, load_sentence_fusion
+    from core.text import content_words
+    from models.embed import load_embedder
+    from models.nlp import SpacySentenceSplitter
+
+    data = load_retrieval_set(args.dataset, args.claims, args.corpus)
+    if args.dataset == "scifact":
+        ctx = scifact_bench(args.corpus, load_embedder, SpacySentenceSplitter, index_kinds=["flat"], db_path=args.db)
+    else:
+        ctx = corpus_bench(data.documents, data.fmt, args.claims, load_embedder, SpacySentenceSplitter,
+                           index_kinds=["flat"], db_path=args.db, source=f"eval-{args.dataset}")
+    params = load_sentence_fusion(MODE)
+    rows, t0 = [], time.perf_counter()
+    with ctx as bench:
+        for c in data.claims:
+            ranked, _, _ = bench.passage_ranking(MODE, c.claim, "flat")
+            cands, members, _ = bench.sentence_candidates(c.claim, ranked)
+            row = {"claim": c.claim, "gold": [sorted(map(list, g)) for g in c.gold_sentence_sets],
+                   "keys": [], "feats": [], "shipped": []}
+            if cands:
+                shipped = fuse(members, params)
+                keys = [bench.sentence_key(x) for x in cands]
+                row.update(keys=[list(k) for k in keys], shipped=[i for i, _ in shipped],
+                           feats=candidate_features(c.claim, cands, keys, members, dict(shipped),
+                                                    bench.sentence_starts, content_words))
+            rows.append(row)
+    r5 = np.mean([sentence_recall(dedupe([tuple(r["keys"][i]) for i in r["shipped"]]),
+                                  tuple(frozenset(map(tuple, g)) for g in r["gold"]), 5) for r in rows])
+    print(f"{args.dataset} {args.claims}: {len(rows)} claims, shipped sentence R@5 {r5:.4f}, "
+          f"{time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    args.out.write_text(json.dumps(rows))
+
+
+def candidate_features(claim, cands, keys, members, fused, sentence_starts, content_words) -> list[dict]:
+    """The features of rule 1, fixed before any fit: the three members and the shipped fused
+    score, where the sentence sits in its document, its length, the claim's content words it
+    holds, and how it compares with its document's best-cosine sentence."""
+    n = len(cands)
+    dense, bm25 = np.zeros(n), np.zeros(n)
+    for i, s in members["dense"]:
+        dense[i] = s
+    for i, s in members["bm25"]:
+        bm25[i] = s
+    doc_best: dict[str, float] = {}
+    for i, (doc, _) in enumerate(keys):
+        doc_best[doc] = max(doc_best.get(doc, -1.0), dense[i])
+    claim_words = set(content_words(claim))
+    out = []
+    for i, (x, (doc, idx)) in enumerate(zip(cands, keys, strict=True)):
+        n_sent = len(sentence_starts.get(doc, [0]))
+        out.append({
+            "dense": float(dense[i]), "dense_gap": float(dense[i] - dense.max()),
+            "bm25": float(bm25[i] / bm25.max()) if bm25.max() > 0 else 0.0,
+            "inv_prank": 1.0 / x.passage_rank, "fused": float(fused.get(i, 0.0)),
+            "relpos": idx / max(1, n_sent - 1), "first": float(idx == 0), "last": float(idx == n_sent - 1),
+            "loglen": float(np.log1p(len(x.text.split()))),
+            "cover": len(claim_words & set(content_words(x.text))) / max(1, len(claim_words)),
+            "doc_best": float(dense[i] == doc_best[doc]), "doc_gap": float(doc_best[doc] - dense[i]),
+        })
+    return out
+
+
+# --- step 2 -------------------------------------------------------------------------------------
+
+def load_dump(path: Path, features: list[str]) -> list[dict]:
+    rows = json.loads(path.read_text())
+    for r in rows:
+        r["X"] = np.array([[f[k] for k in features] for f in r["feats"]], dtype=float).reshape(-1, len(features))
+        gold = {tuple(k) for g in r["gold"] for k in g}
+        r["y"] = np.array([tuple(k) in gold for k in r["keys"]], dtype=float)
+        r["gsets"] = tuple(frozenset(map(tuple, g)) for g in r["gold"])
+    return rows
+
+
+def recall_of_order(row: dict, order, k: int) -> float:
+    """``core.evaluate.retrieval.sentence_recall`` of the candidates in ``order`` (keys deduplicated)."""
+    seen, ranked = set(), []
+    for i in order:
+        key = tuple(row["keys"][i])
+        if key not in seen:
+            seen.add(key)
+            ranked.append(key)
+    top = set(ranked[:k])
+    return max((len(g & top) / len(g) for g in row["gsets"] if g), default=0.0)
+
+
+def per_claim(rows: list[dict], scorer, k: int = 5) -> np.ndarray:
+    return np.array([recall_of_order(r, np.argsort(-scorer(r), kind="stable"), k) if r["keys"] else 0.0
+                     for r in rows])
+
+
+def shipped_scorer(row: dict) -> np.ndarray:
+    s = np.zeros(len(row["keys"]))
+    for rank, i in enumerate(row["shipped"]):
+        s[i] = -rank
+    return s
+
+
+def fit_head(sets: list[list[dict]], C: float | None, kind: str = "lr", names: list[str] = FEATURES):
+    """A head fitted on the candidates of ``sets`` (features ``names``); every set weighs the same."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    used = [[r for r in rows if r["keys"]] for rows in sets]
+    X = np.vstack([r["X"] for rows in used for r in rows])
+    y = np.concatenate([r["y"] for rows in used for r in rows])
+    w = np.concatenate([np.full(sum(len(r["y"]) for r in rows), 1000.0 / sum(len(r["y"]) for r in rows))
+                        for rows in used])
+    if kind == "lr":
+        scaler = StandardScaler().fit(X)
+        model = LogisticRegression(C=C, max_iter=2000).fit(scaler.transform(X), y, sample_weight=w)
+        coef = dict(zip(names, (model.coef_[0] / scaler.scale_).round(4).tolist(), strict=True))
+        return (lambda r: model.decision_function(scaler.transform(r["X"]))), coef
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    model = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.05, max_leaf_nodes=15, random_state=0)
+    model.fit(X, y, sample_weight=w)
+    return (lambda r: model.predict_proba(r["X"])[:, 1]), None
+
+
+def cv_objective(sets: list[list[dict]], C: float, names: list[str] = FEATURES, folds: int = 5) -> float:
+    """Mean over sets of the held-out claims' R@5 + .01 R@10, 5 folds by claim order."""
+    per_set: list[list[float]] = [[] for _ in sets]
+    for f in range(folds):
+        scorer, _ = fit_head([[r for j, r in enumerate(rows) if j % folds != f] for rows in sets], C, names=names)
+        for si, rows in enumerate(sets):
+            held = [r for j, r in enumerate(rows) if j % folds == f]
+            per_set[si].extend(per_claim(held, scorer, 5) + 0.01 * per_claim(held, scorer, 10))
+    return float(np.mean([np.mean(p) for p in per_set]))
+
+
+def choose_c(sets, names: list[str] = FEATURES) -> tuple[float, dict]:
+    scores = {C: cv_objective(sets, C, names) for C in C_GRID}
+    return max(scores, key=lambda c: scores[c]), scores
+
+
+def paired(a: np.ndarray, b: np.ndarray, n: int = 10_000, seed: int = 0) -> dict:
+    """Mean of b − a over claims with a paired bootstrap 95 % interval."""
+    rng = np.random.default_rng(seed)
+    d = b - a
+    means = d[rng.integers(0, len(d), (n, len(d)))].mean(1)
+    return {"shipped": float(a.mean()), "head": float(b.mean()), "delta": float(d.mean()),
+            "ci95": [float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))],
+            "claims_up": int((b > a).sum()), "claims_down": int((b < a).sum())}
+
+
+def rule1(dumps: Path, features: list[str], gbm: bool) -> dict:
+    train = [load_dump(dumps / "sf_train.json", features), load_dump(dumps / "wice_train.json", features)]
+    C, cv = choose_c(train, features)
+    scorer, coef = fit_head(train, C, names=features)
+    out = {"features": features, "cv_objective_by_C": cv, "C": C, "coef_unscaled": coef, "dev": {}}
+    gscorer = fit_head(train, None, "gbm", features)[0] if gbm else None
+    for name in ("sf_dev", "wice_dev", "cf_dev"):
+        rows = load_dump(dumps / f"{name}.json", features)
+        a = per_claim(rows, shipped_scorer)
+        out["dev"][name] = paired(a, per_claim(rows, scorer))
+        if gscorer:
+            out["dev"][name]["gbm"] = paired(a, per_claim(rows, gscorer))
+    return out
+
+
+def rule2(dumps: Path) -> dict:
+    sf, wi = load_dump(dumps / "sf_train.json", FEATURES), load_dump(dumps / "wice_train.json", FEATURES)
+    cf = load_dump(dumps / "cf_dev.json", FEATURES)
+    halves = [[r for j, r in enumerate(cf) if j % 2 == f] for f in (0, 1)]
+    a, b, cs = [], [], []
+    for f in (0, 1):
+        train = [sf, wi, halves[1 - f]]
+        C, _ = choose_c(train)
+        scorer, _ = fit_head(train, C)
+        cs.append(C)
+        a.append(per_claim(halves[f], shipped_scorer))
+        b.append(per_claim(halves[f], scorer))
+    out = {"cf_dev_out_of_fold": {**paired(np.concatenate(a), np.concatenate(b)), "C_by_fold": cs}}
+    C, cv = choose_c([sf, wi, cf])
+    scorer, coef = fit_head([sf, wi, cf], C)
+    out.update(C=C, cv_objective_by_C=cv, coef_unscaled=coef)
+    for name in ("sf_dev", "wice_dev"):
+        rows = load_dump(dumps / f"{name}.json", FEATURES)
+        out[name] = paired(per_claim(rows, shipped_scorer), per_claim(rows, scorer))
+    return out
+
+
+def fit(args) -> None:
+    t0 = time.perf_counter()
+    report = {"task": "sentence_head_probe", "mode": MODE, "rule1": rule1(args.dumps, FEATURES, gbm=True),
+              "rule2": rule2(args.dumps),
+              "ablations_rule1": {name: rule1(args.dumps, feats, gbm=False)["dev"] for name, feats in ABLATIONS.items()}}
+    report["wall_s"] = time.perf_counter() - t0
+    text = json.dumps(report, indent=2)
+    if args.json:
+        args.json.write_text(text + "\n")
+    print(text)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="step", required=True)
+    d = sub.add_parser("dump")
+    d.add_argument("dataset", choices=["scifact", "climate-fever", "wice"])
+    d.add_argument("claims", type=Path)
+    d.add_argument("db", type=Path)
+    d.add_argument("out", type=Path)
+    d.add_argument("--corpus", type=Path)
+    f = sub.add_parser("fit")
+    f.add_argument("dumps", type=Path, help="folder with sf_train/sf_dev/wice_train/wice_dev/cf_dev .json")
+    f.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    dump(args) if args.step == "dump" else fit(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -213,6 +213,44 @@ def thresholds_of(spec: str | None):
     return replace(Thresholds(), support=s, refute=r, conflict=c)
 
 
+# The sanity cases every shippable verdict file must get right, for each kind of source: the
+# subject's own document judged with one decisive unit, or with nothing decisive. Why: a file
+# fitted on benchmarks whose claims are mostly true can learn a prior ("the claim names the
+# document's subject, so supported") that the four measures reward; for a user it marks a claim
+# the sources never state as supported (docs/verifier_v2.md, "Run 8 again with seed 14").
+# tests/verify/test_verdict_model.py holds the shipped file to the first two on its own.
+SANITY_CLAIM = "Isaac Newton was born in Woolsthorpe."
+SANITY_CASES = (  # (unit text, P(entail), P(contradict), the verdict a person expects)
+    ("Isaac Newton was born in Woolsthorpe Manor, Lincolnshire.", 0.95, 0.01, "supported"),
+    ("Newton wrote the Principia.", 0.05, 0.05, "not_enough_info"),
+    ("Isaac Newton was born in Grantham, not in Woolsthorpe.", 0.01, 0.95, "refuted"),
+)
+
+
+def sanity(model, t=None) -> dict[str, dict[str, str]]:
+    """For each kind of source with its own weights (and the fallback, ``default``), the verdict
+    of each sanity case, keyed by the verdict expected; a kind passes when all match."""
+    from core.verify.verdict_model import extract
+    from core.verify.verifier import EvidenceUnit, Judgement, PassageEvidence
+
+    own = PassageEvidence(2, 2, ("s",), "t", "Isaac Newton")
+    out: dict[str, dict[str, str]] = {}
+    for kind in ("default", *sorted(model.by_kind)):
+        got = {}
+        for text, e, c, want in SANITY_CASES:
+            j = Judgement(EvidenceUnit(2, "sentence", (0,), text, 2), np.array([e, 1 - e - c, c], dtype=np.float32),
+                          grounded=True)
+            x = extract(SANITY_CLAIM, [j], [own], {"newton"}, t).values
+            got[want] = model.predict(np.array(x), kind=None if kind == "default" else kind)[0]
+        out[kind] = got
+    return out
+
+
+def sanity_failures(checks: dict[str, dict[str, str]]) -> list[str]:
+    """``kind: expected -> got`` for every sanity case a verdict file gets wrong."""
+    return [f"{kind}: {want} -> {got}" for kind, cases in checks.items() for want, got in cases.items() if got != want]
+
+
 def score(args) -> None:
     """Every model's measures on the stored judgements; the first model is the baseline. With
     ``--baseline-rows`` the baseline decides from another verifier's judgements of the same claims
@@ -237,7 +275,8 @@ def score(args) -> None:
                     "models": {}}
     rng = np.random.default_rng(0)
     for p, _ in models:
-        out: dict = {"digest": model_digest(p)}
+        checks = sanity(dict(models)[p], t0 if p == base else t)
+        out: dict = {"digest": model_digest(p), "sanity": checks, "sanity_failures": sanity_failures(checks)}
         for b, rows in benches.items():
             gold = [r["label"] for r in rows]
             m = measures(b, gold, preds[p][b])
@@ -258,7 +297,8 @@ def score(args) -> None:
             out[b] = entry
         report["models"][p] = out
     for p, out in report["models"].items():
-        parts = [f"{p} ({out['digest']})"]
+        bad = out["sanity_failures"]
+        parts = [f"{p} ({out['digest']})", f"  sanity: {'FAIL ' + '; '.join(bad) if bad else 'ok'}"]
         for b in ("climate-fever", "factcheck-gpt", "scifact", "demo", "factscore"):
             if b in out:
                 e = out[b]

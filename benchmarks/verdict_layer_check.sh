@@ -16,6 +16,9 @@
 # hold dataset text: keep OUT outside the repository), three verdict files and score.json:
 #   K the shipped verdict file unchanged; R the per-kind sets refitted over the shipped top-level
 #   set (given documents); F every set refitted, the top-level one on Climate-FEVER + VitaminC.
+# score.txt also says, per verdict file, whether it gets the sanity cases right (the subject's own
+# document with one decisive unit, or with nothing decisive, for each kind of source): a file that
+# says "supported" with no supporting unit is not shippable, whatever its measures.
 # The shipped verifier's judgements are collected once into OUT/../shipped (reused while the shipped
 # weights and thresholds are unchanged).
 # About 8 minutes per candidate and 3 for the shipped one, on one thread of this machine.

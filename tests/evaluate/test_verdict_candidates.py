@@ -90,3 +90,29 @@ def test_a_verdict_fit_uses_the_thresholds_its_verifier_runs_under(tmp_path, mon
     meta = json.loads(out.read_text())
     assert meta["verifier"] == "embedded (thresholds support 0.48, refute 0.45, conflict 0.8)"
     assert meta["trained_on"] == {"climate-fever": {"supported": 8, "refuted": 8, "not_enough_info": 8, "conflicting": 0}}
+
+
+def test_the_sanity_cases_pass_the_shipped_file_and_catch_a_prior(tmp_path):
+    """A verdict file that says "supported" whenever the subject's own document is judged passes
+    the four measures on mostly-true benchmarks; the sanity cases catch it, per kind of source."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from benchmarks.verdict_candidates import sanity, sanity_failures
+    from core.verify.verdict_model import load_verdict_model
+
+    shipped = load_verdict_model()
+    checks = sanity(shipped)
+    assert set(checks) == {"default", *shipped.by_kind} and sanity_failures(checks) == []
+    prior = replace(shipped.for_kind("entity"), weights=np.zeros_like(shipped.weights),
+                    bias=np.array([5.0 if lab == "supported" else 0.0 for lab in shipped.labels]))
+    leaky = replace(shipped, by_kind={**shipped.by_kind, "entity": prior})
+    assert sanity_failures(sanity(leaky)) == ["entity: not_enough_info -> supported", "entity: refuted -> supported"]
+    rows = write(tmp_path / "rows.jsonl", [row(c, "supported", ENTAILS) for c in CLAIMS])
+    bad = tmp_path / "leaky.json"
+    bad.write_text(json.dumps(leaky.to_json()))
+    out = tmp_path / "report.json"
+    main(["score", "--rows", rows, "--models", str(SHIPPED), str(bad), "--json", str(out), "--resamples", "10"])
+    report = json.loads(out.read_text())["models"]
+    assert report[str(SHIPPED)]["sanity_failures"] == [] and len(report[str(bad)]["sanity_failures"]) == 2

@@ -274,8 +274,8 @@ def score(args) -> None:
                     "baseline_rows": args.baseline_rows, "baseline_thresholds": [t0.support, t0.refute, t0.conflict],
                     "models": {}}
     rng = np.random.default_rng(0)
-    for p, _ in models:
-        checks = sanity(dict(models)[p], t0 if p == base else t)
+    for p, vm in models:
+        checks = sanity(vm, t0 if p == base else t)
         out: dict = {"digest": model_digest(p), "sanity": checks, "sanity_failures": sanity_failures(checks)}
         for b, rows in benches.items():
             gold = [r["label"] for r in rows]

@@ -53,6 +53,12 @@ the fallback and lost on Factcheck-GPT (docs/benchmarks.md, sessions 11 and 12).
 
 After the verifier's weights
 change, rerun without ``--from-cache``: the features depend on the verifier.
+
+``--anchors SHARE`` adds :func:`anchor_rows` to every fit, weighing SHARE of one dataset in total:
+the subject's document (or another that names the subject) judged with one decisive unit, or with
+nothing decisive, labelled by the evidence alone. Refitted on a v2 verifier's judgements without
+them, the verdict layer learned "names the subject, so supported" (docs/verifier_v2.md, "Anchor
+rows").
 """
 
 from __future__ import annotations
@@ -446,44 +452,88 @@ def fever_given_items(claims: list[tuple[str, str, list[str]]], documents: dict[
     return items
 
 
-def weights_for(rows: list[dict]) -> np.ndarray:
+# Anchor rows: the sanity cases' situation, written as training rows. Why: refitted on a v2
+# verifier's judgements of mostly-true training claims, the verdict layer learned "the claim names
+# the judged document's subject, so supported" whatever the document says (docs/verifier_v2.md,
+# "Run 8 again with seed 14"); zeroing the prior features did not cure it. These rows state what a
+# person expects from the evidence alone: one decisive supporting unit -> supported, one decisive
+# contradicting unit -> refuted, nothing decisive -> not enough info, whether the unit comes from the
+# subject's own document or from a passage about someone else that names the subject. Subjects and
+# sentences differ from benchmarks/verdict_candidates.py's sanity cases, which test the fit.
+ANCHOR_SUBJECTS = (  # (claim, subject terms, own title, another document's title)
+    ("Marie Curie was born in Warsaw.", ("curie", "marie"), "Marie Curie", "Henri Becquerel"),
+    ("Tokyo is the most populous city of Japan.", ("tokyo",), "Tokyo", "Sapporo"),
+    ("Albert Einstein died in Princeton.", ("albert", "einstein"), "Albert Einstein", "Princeton University"),
+    ("The Amazon River flows into the Atlantic Ocean.", ("amazon", "river"), "Amazon River", "Orinoco"),
+    ("Ada Lovelace wrote the first computer program.", ("ada", "lovelace"), "Ada Lovelace", "Charles Babbage"),
+)
+ANCHOR_DECISIVE = (0.85, 0.95, 0.99)     # P(entail) or P(contradict) of a decisive unit
+ANCHOR_WEAK = (0.02, 0.05, 0.1, 0.2, 0.3)  # P(entail) and P(contradict) of a unit that decides nothing
+
+
+ANCHOR_NOTE = ("; plus {} dataset's weight of anchor rows (benchmarks/fit_verdicts.py anchor_rows: one decisive "
+               "unit -> its verdict, nothing decisive -> not enough info)")
+
+
+def anchor_rows() -> list[dict]:
+    """The anchor rows (dataset ``anchors``) in the cached-row format :func:`features_of` reads."""
+    rows = []
+    for claim, terms, own, other in ANCHOR_SUBJECTS:
+        for title in (own, other):
+            cases = [((e, 0.01), "supported") for e in ANCHOR_DECISIVE]
+            cases += [((0.01, c), "refuted") for c in ANCHOR_DECISIVE]
+            cases += [((e, c), "not_enough_info") for e in ANCHOR_WEAK for c in ANCHOR_WEAK]
+            for (e, c), label in cases:
+                unit = {"pid": 1, "kind": "sentence", "sents": [0], "text": f"{title}: {claim}", "rank": 1,
+                        "probs": [e, round(1 - e - c, 5), c], "grounded": True}
+                rows.append({"dataset": "anchors", "label": label, "claim": claim, "terms": sorted(terms),
+                             "titles": {"1": title}, "judgements": [unit]})
+    return rows
+
+
+def weights_for(rows: list[dict], anchors: float = 0.0) -> np.ndarray:
     """Each dataset weighs the same in total (SciFact's retrieval claims would otherwise drown
-    the rest); within a dataset, claims weigh 1."""
+    the rest); within a dataset, claims weigh 1. Anchor rows (:func:`anchor_rows`) weigh
+    ``anchors`` times one dataset in total, and do not count as a dataset."""
     counts: dict[str, int] = {}
     for r in rows:
         counts[r["dataset"]] = counts.get(r["dataset"], 0) + 1
-    mean = len(rows) / len(counts)
-    return np.array([mean / counts[r["dataset"]] for r in rows])
+    n_anchor = counts.pop("anchors", 0)
+    mean = (len(rows) - n_anchor) / len(counts)
+    return np.array([anchors * mean / n_anchor if r["dataset"] == "anchors" else mean / counts[r["dataset"]]
+                     for r in rows])
 
 
 def cross_validate(rows: list[dict], l2s, folds: int = 5, zero: frozenset[str] = frozenset(),
-                   t: Thresholds | None = None) -> dict:
-    """Macro-F1 of each l2 over k folds of the training rows (chooses l2 without dev data)."""
+                   t: Thresholds | None = None, anchors: float = 0.0) -> dict:
+    """Macro-F1 of each l2 over k folds of the training rows (chooses l2 without dev data);
+    anchor rows are fitted in every fold and never scored."""
     from core.evaluate.metrics import macro_f1
 
     x = np.array([features_of(r, zero, t) for r in rows])
     y = [r["label"] for r in rows]
-    w = weights_for(rows)
-    idx = np.random.default_rng(0).permutation(len(rows))
+    w = weights_for(rows, anchors)
+    real = np.array([i for i, r in enumerate(rows) if r["dataset"] != "anchors"])
+    idx = real[np.random.default_rng(0).permutation(len(real))]
     scores = {}
     for l2 in l2s:
         pred = [""] * len(rows)
         for f in range(folds):
             test = idx[f::folds]
-            train = np.setdiff1d(idx, test)
+            train = np.setdiff1d(np.arange(len(rows)), test)
             m = fit(x[train], [y[i] for i in train], l2=l2, sample_weight=w[train])
             p = m.probabilities(x[test])
             for i, row in zip(test, p, strict=True):
                 pred[i] = m.labels[int(row.argmax())]
-        scores[l2] = macro_f1(y, pred, VERDICTS)
+        scores[l2] = macro_f1([y[i] for i in real], [pred[i] for i in real], VERDICTS)
     return scores
 
 
 def fit_by_kind(fallback, specs: list[str], l2_fixed: float | None, zero: frozenset[str] = frozenset(),
-                t: Thresholds | None = None):
+                t: Thresholds | None = None, anchors: float = 0.0):
     """``fallback`` with one weight set per kind of source, each fitted (L2 by 5-fold CV) on the
     cached rows named for it — data of that kind only (docs/benchmarks.md, "Source-kind-aware
-    verdicts")."""
+    verdicts") — plus the anchor rows when ``anchors`` > 0."""
     from dataclasses import replace
 
     from core.verify.verdict_model import SOURCE_KINDS, SUBJECT_TITLE_WORDS
@@ -498,18 +548,19 @@ def fit_by_kind(fallback, specs: list[str], l2_fixed: float | None, zero: frozen
             with open(name, encoding="utf-8") as fh:
                 rows += [json.loads(line) for line in fh]
         kinds = {k: sum(1 for r in rows if kind_of(r) == k) for k in SOURCE_KINDS}
-        cv = cross_validate(rows, (l2_fixed,) if l2_fixed else (0.3, 1.0, 3.0, 10.0), zero=zero, t=t)
+        rows += anchor_rows() if anchors else []
+        cv = cross_validate(rows, (l2_fixed,) if l2_fixed else (0.3, 1.0, 3.0, 10.0), zero=zero, t=t, anchors=anchors)
         l2 = l2_fixed or max(cv, key=lambda k: cv[k])
         meta = {
             "trained_on": {d: {lab: sum(1 for r in rows if r["dataset"] == d and r["label"] == lab) for lab in VERDICTS}
                            for d in sorted({r["dataset"] for r in rows})},
             "rows_by_detected_kind": kinds,
-            "sample_weights": "each dataset weighs the same in total",
+            "sample_weights": "each dataset weighs the same in total" + (ANCHOR_NOTE.format(anchors) if anchors else ""),
             "cross_validation_macro_f1": {str(k): v for k, v in cv.items()},
             **({"features_zeroed": sorted(zero)} if zero else {}),
         }
         by_kind[kind] = fit(np.array([features_of(r, zero, t) for r in rows]), [r["label"] for r in rows], l2=l2,
-                            sample_weight=weights_for(rows), meta=meta)
+                            sample_weight=weights_for(rows, anchors), meta=meta)
         print(f"{kind}: {len(rows)} rows (detected kinds {kinds}), l2 {l2}, cv {cv}", flush=True)
     meta = {**fallback.meta, "kind_rule": (
         "core/verify/verdict_model.source_kind: evidence from a reserved source (name starting with '_', "
@@ -547,7 +598,12 @@ def main() -> None:
                          "instead of fitting them")
     ap.add_argument("--zero-features", default="", metavar="NAME[,NAME]",
                     help="fit without these features (set to 0, so their weights are 0): an ablation")
+    ap.add_argument("--anchors", type=float, default=0.0, metavar="SHARE",
+                    help="add the anchor rows (one decisive unit -> its verdict, nothing decisive -> not enough "
+                         "info; anchor_rows) weighing SHARE of one dataset in total, to every fit (default 0: none)")
     args = ap.parse_args()
+    if args.anchors < 0:
+        raise SystemExit(f"--anchors must be 0 or more, got {args.anchors}")
     zero = frozenset(f for f in args.zero_features.split(",") if f)
     if unknown := sorted(zero - set(FEATURES)):
         raise SystemExit(f"--zero-features: unknown features {unknown} (known: {', '.join(FEATURES)})")
@@ -568,11 +624,11 @@ def main() -> None:
         if not args.by_kind:
             raise SystemExit("--fallback needs --by-kind")
         base = load_verdict_model(args.fallback)
-        model = fit_by_kind(base, args.by_kind, args.l2, zero, t)  # the file's other kinds keep their weights
+        model = fit_by_kind(base, args.by_kind, args.l2, zero, t, args.anchors)  # the file's other kinds keep theirs
         # each kind refitted here records its own command; the file's other kinds keep theirs
         model = replace(model, meta={**model.meta, **{
             f"refit_{k}": f"python benchmarks/fit_verdicts.py --fallback {Path(args.fallback).name} --by-kind {k}="
-                          f"{','.join(Path(f).name for f in fs.split(','))}"
+                          f"{','.join(Path(f).name for f in fs.split(','))}" + (f" --anchors {args.anchors}" if args.anchors else "")
             for k, _, fs in (spec.partition("=") for spec in args.by_kind)}})
         Path(args.out).write_text(json.dumps(model.to_json(), indent=1) + "\n", encoding="utf-8")
         return
@@ -646,7 +702,9 @@ def main() -> None:
         with open(args.cache, "w", encoding="utf-8") as fh:
             for r in rows:
                 fh.write(json.dumps(r) + "\n")
-    cv = cross_validate(rows, (args.l2,) if args.l2 else (0.3, 1.0, 3.0, 10.0), zero=zero, t=t)
+    if args.anchors:
+        rows += anchor_rows()
+    cv = cross_validate(rows, (args.l2,) if args.l2 else (0.3, 1.0, 3.0, 10.0), zero=zero, t=t, anchors=args.anchors)
     l2 = args.l2 or max(cv, key=lambda k: cv[k])
     x = np.array([features_of(r, zero, t) for r in rows])
     y = [r["label"] for r in rows]
@@ -668,16 +726,17 @@ def main() -> None:
                              "passages of other pages (wiki-vital BM25 or word-overlap VitaminC); every 4th claim "
                              "without it (NEI)",
         },
-        "sample_weights": "each dataset weighs the same in total",
+        "sample_weights": "each dataset weighs the same in total" + (ANCHOR_NOTE.format(args.anchors) if args.anchors else ""),
         "cross_validation_macro_f1": {str(k): v for k, v in cv.items()},
         **({"features_zeroed": sorted(zero)} if zero else {}),
         "verifier": f"{settings.verifier} (thresholds support {t.support}, refute {t.refute}, conflict {t.conflict})",
         "refit": "python benchmarks/fit_verdicts.py" + ("" if args.from_cache else f" --only {args.only}")
-                 + (" --wiki-db DB" if args.wiki_db else "") + (" --scifact-db DB" if args.scifact_db else ""),
+                 + (" --wiki-db DB" if args.wiki_db else "") + (" --scifact-db DB" if args.scifact_db else "")
+                 + (f" --anchors {args.anchors}" if args.anchors else ""),
     }
-    model = fit(x, y, l2=l2, sample_weight=weights_for(rows), meta=meta)
+    model = fit(x, y, l2=l2, sample_weight=weights_for(rows, args.anchors), meta=meta)
     if args.by_kind:
-        model = fit_by_kind(model, args.by_kind, args.l2, zero, t)
+        model = fit_by_kind(model, args.by_kind, args.l2, zero, t, args.anchors)
     Path(args.out).write_text(json.dumps(model.to_json(), indent=1) + "\n", encoding="utf-8")
     print(json.dumps({"l2": l2, "cv_macro_f1": cv, "n": len(rows), "trained_on": meta["trained_on"],
                       "seconds": time.perf_counter() - t0}, indent=1))

@@ -19,6 +19,8 @@
 # score.txt also says, per verdict file, whether it gets the sanity cases right (the subject's own
 # document with one decisive unit, or with nothing decisive, for each kind of source): a file that
 # says "supported" with no supporting unit is not shippable, whatever its measures.
+# ANCHORS=SHARE (default 0) adds fit_verdicts.py's anchor rows to R's and F's refits, weighing SHARE
+# of one dataset: the sanity cases' situation as training rows (docs/verifier_v2.md, "Anchor rows").
 # The shipped verifier's judgements are collected once into OUT/../shipped (reused while the shipped
 # weights and thresholds are unchanged).
 # About 8 minutes per candidate and 3 for the shipped one, on one thread of this machine.
@@ -27,6 +29,7 @@ set -euo pipefail
 MODEL=$(realpath "$1"); S=$2; OUT=$(realpath -m "$3"); WIKI=$(realpath "$4"); SCI=$(realpath "$5")
 ROOT=$(cd "$(dirname "$0")/.." && pwd); cd "$ROOT"
 PY=${PYTHON:-python}
+ANCHORS=${ANCHORS:-0}
 export CLAIMSCOPE_THREADS=${CLAIMSCOPE_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 SHIPPED=$(dirname "$OUT")/shipped
 BENCHES="demo climate-fever factcheck-gpt scifact"
@@ -61,8 +64,8 @@ collect "$OUT"
 KINDS=(--by-kind "entity=$OUT/train_cfvc.jsonl,$OUT/train_fever.jsonl" --by-kind "abstract=$OUT/train_sci.jsonl")
 cp core/verify/data/verdict_model.json "$OUT/shipped.json"
 cp core/verify/data/verdict_model.json "$OUT/K.json"
-"$PY" benchmarks/fit_verdicts.py --fallback "$OUT/shipped.json" "${KINDS[@]}" --out "$OUT/R.json" >> "$OUT/fit.log"
-"$PY" benchmarks/fit_verdicts.py --from-cache "$OUT/train_cfvc.jsonl" "${KINDS[@]}" --out "$OUT/F.json" >> "$OUT/fit.log"
+"$PY" benchmarks/fit_verdicts.py --fallback "$OUT/shipped.json" "${KINDS[@]}" --anchors "$ANCHORS" --out "$OUT/R.json" >> "$OUT/fit.log"
+"$PY" benchmarks/fit_verdicts.py --from-cache "$OUT/train_cfvc.jsonl" "${KINDS[@]}" --anchors "$ANCHORS" --out "$OUT/F.json" >> "$OUT/fit.log"
 unset CLAIMSCOPE_CONFIG
 # shellcheck disable=SC2046
 "$PY" benchmarks/verdict_candidates.py score --rows $(rows "$OUT") --thresholds "$S,$R,$C" \

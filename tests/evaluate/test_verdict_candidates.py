@@ -116,3 +116,41 @@ def test_the_sanity_cases_pass_the_shipped_file_and_catch_a_prior(tmp_path):
     main(["score", "--rows", rows, "--models", str(SHIPPED), str(bad), "--json", str(out), "--resamples", "10"])
     report = json.loads(out.read_text())["models"]
     assert report[str(SHIPPED)]["sanity_failures"] == [] and len(report[str(bad)]["sanity_failures"]) == 2
+
+
+def test_anchor_rows_keep_a_refit_off_the_subject_prior(tmp_path, monkeypatch):
+    """benchmarks/fit_verdicts.py --anchors: training claims where the subject's own document is
+    judged with nothing decisive, yet gold says supported (benchmarks of mostly-true claims), teach a
+    refit "names the subject, so supported"; the anchor rows hold it to the evidence, and they are
+    fitted but never scored in cross-validation."""
+    import sys
+
+    from benchmarks.fit_verdicts import anchor_rows, cross_validate, weights_for
+    from benchmarks.fit_verdicts import main as fit_main
+    from benchmarks.verdict_candidates import sanity, sanity_failures
+    from core.verify.verdict_model import load_verdict_model
+
+    weak = [[0.04 + 0.01 * (i % 5), 0.9, 0.06 - 0.01 * (i % 5)] for i in range(16)]
+    rows = [row(f"Person{i} was a physicist.", "supported", p) for i, p in enumerate(weak)]  # the prior
+    rows += [row(f"Person{i} was a chemist.", "supported", ENTAILS) for i in range(10)]
+    rows += [row(f"Person{i} was a poet.", "refuted", CONTRADICTS) for i in range(10)]
+    rows += [row(f"Person{i} was a painter.", "not_enough_info", [0.1, 0.8, 0.1]) for i in range(8)]
+    for r in rows[-8:]:
+        r["titles"] = {"1": "Someone Else"}  # not the subject's own document
+    cache = write(tmp_path / "rows.jsonl", rows)
+    verdicts = {}
+    for share in (0.0, 3.0):
+        out = tmp_path / f"m{share}.json"
+        monkeypatch.setattr(sys, "argv", ["fit_verdicts.py", "--from-cache", cache, "--l2", "1.0", "--anchors",
+                                          str(share), "--out", str(out)])
+        fit_main()
+        verdicts[share] = sanity(load_verdict_model(out))["default"]
+    assert verdicts[0.0]["not_enough_info"] == "supported"  # the prior, learned
+    assert sanity_failures({"default": verdicts[3.0]}) == []  # held to the evidence
+    anchors = anchor_rows()
+    assert {r["label"] for r in anchors} == {"supported", "refuted", "not_enough_info"}
+    w = weights_for(rows + anchors, 0.5)
+    assert w[len(rows):].sum() == pytest.approx(0.5 * len(rows))  # half of the one dataset's total weight
+    assert w[:len(rows)].sum() == pytest.approx(len(rows))
+    # anchors are never scored: the same real rows give the same folds and the same score
+    assert cross_validate(rows, (1.0,)) == cross_validate(rows + anchors, (1.0,), anchors=0.0)

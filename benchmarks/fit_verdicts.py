@@ -471,8 +471,6 @@ ANCHOR_DECISIVE = (0.85, 0.95, 0.99)     # P(entail) or P(contradict) of a decis
 ANCHOR_WEAK = (0.02, 0.05, 0.1, 0.2, 0.3)  # P(entail) and P(contradict) of a unit that decides nothing
 
 
-ANCHOR_NOTE = ("; plus {} dataset's weight of anchor rows (benchmarks/fit_verdicts.py anchor_rows: one decisive "
-               "unit -> its verdict, nothing decisive -> not enough info)")
 
 
 def anchor_rows() -> list[dict]:
@@ -529,6 +527,33 @@ def cross_validate(rows: list[dict], l2s, folds: int = 5, zero: frozenset[str] =
     return scores
 
 
+def with_anchors(rows: list[dict], anchors: float) -> list[dict]:
+    """``rows`` plus the anchor rows when ``anchors`` > 0 (every fit adds them the same way)."""
+    return rows + anchor_rows() if anchors else rows
+
+
+def weights_note(anchors: float) -> str:
+    """The ``sample_weights`` line of a fitted file's meta: what :func:`weights_for` did."""
+    note = "each dataset weighs the same in total"
+    if anchors:
+        note += (f"; plus {anchors} dataset's weight of anchor rows (benchmarks/fit_verdicts.py anchor_rows: one "
+                 "decisive unit -> its verdict, nothing decisive -> not enough info)")
+    return note
+
+
+def trained_on(rows: list[dict]) -> dict[str, dict[str, int]]:
+    """Rows per dataset and gold verdict, as a fitted file's meta records them."""
+    return {d: {lab: sum(1 for r in rows if r["dataset"] == d and r["label"] == lab) for lab in VERDICTS}
+            for d in sorted({r["dataset"] for r in rows})}
+
+
+def choose_l2(rows: list[dict], l2_fixed: float | None, zero: frozenset[str], t: Thresholds | None,
+              anchors: float) -> tuple[float, dict]:
+    """``l2_fixed``, or the L2 with the best 5-fold CV macro-F1 on ``rows``; with the CV scores."""
+    cv = cross_validate(rows, (l2_fixed,) if l2_fixed else (0.3, 1.0, 3.0, 10.0), zero=zero, t=t, anchors=anchors)
+    return (l2_fixed or max(cv, key=lambda k: cv[k])), cv
+
+
 def fit_by_kind(fallback, specs: list[str], l2_fixed: float | None, zero: frozenset[str] = frozenset(),
                 t: Thresholds | None = None, anchors: float = 0.0):
     """``fallback`` with one weight set per kind of source, each fitted (L2 by 5-fold CV) on the
@@ -548,14 +573,12 @@ def fit_by_kind(fallback, specs: list[str], l2_fixed: float | None, zero: frozen
             with open(name, encoding="utf-8") as fh:
                 rows += [json.loads(line) for line in fh]
         kinds = {k: sum(1 for r in rows if kind_of(r) == k) for k in SOURCE_KINDS}
-        rows += anchor_rows() if anchors else []
-        cv = cross_validate(rows, (l2_fixed,) if l2_fixed else (0.3, 1.0, 3.0, 10.0), zero=zero, t=t, anchors=anchors)
-        l2 = l2_fixed or max(cv, key=lambda k: cv[k])
+        rows = with_anchors(rows, anchors)
+        l2, cv = choose_l2(rows, l2_fixed, zero, t, anchors)
         meta = {
-            "trained_on": {d: {lab: sum(1 for r in rows if r["dataset"] == d and r["label"] == lab) for lab in VERDICTS}
-                           for d in sorted({r["dataset"] for r in rows})},
+            "trained_on": trained_on(rows),
             "rows_by_detected_kind": kinds,
-            "sample_weights": "each dataset weighs the same in total" + (ANCHOR_NOTE.format(anchors) if anchors else ""),
+            "sample_weights": weights_note(anchors),
             "cross_validation_macro_f1": {str(k): v for k, v in cv.items()},
             **({"features_zeroed": sorted(zero)} if zero else {}),
         }
@@ -702,16 +725,12 @@ def main() -> None:
         with open(args.cache, "w", encoding="utf-8") as fh:
             for r in rows:
                 fh.write(json.dumps(r) + "\n")
-    if args.anchors:
-        rows += anchor_rows()
-    cv = cross_validate(rows, (args.l2,) if args.l2 else (0.3, 1.0, 3.0, 10.0), zero=zero, t=t, anchors=args.anchors)
-    l2 = args.l2 or max(cv, key=lambda k: cv[k])
+    rows = with_anchors(rows, args.anchors)
+    l2, cv = choose_l2(rows, args.l2, zero, t, args.anchors)
     x = np.array([features_of(r, zero, t) for r in rows])
     y = [r["label"] for r in rows]
-    datasets = sorted({r["dataset"] for r in rows})
     meta = {
-        "trained_on": {d: {lab: sum(1 for r in rows if r["dataset"] == d and r["label"] == lab) for lab in VERDICTS}
-                       for d in datasets},
+        "trained_on": trained_on(rows),
         "training_data": {
             "scifact-train": "SciFact claims_train.jsonl, hybrid top-5 retrieval over the SciFact corpus",
             "scifact-train-cited": "SciFact claims_train.jsonl with the abstracts each claim cites (oracle abstracts)",
@@ -726,7 +745,7 @@ def main() -> None:
                              "passages of other pages (wiki-vital BM25 or word-overlap VitaminC); every 4th claim "
                              "without it (NEI)",
         },
-        "sample_weights": "each dataset weighs the same in total" + (ANCHOR_NOTE.format(args.anchors) if args.anchors else ""),
+        "sample_weights": weights_note(args.anchors),
         "cross_validation_macro_f1": {str(k): v for k, v in cv.items()},
         **({"features_zeroed": sorted(zero)} if zero else {}),
         "verifier": f"{settings.verifier} (thresholds support {t.support}, refute {t.refute}, conflict {t.conflict})",

@@ -46,9 +46,11 @@ import numpy as np
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 # The demo answer's claims as the rules decomposer splits it (tui/cli/runs.py DEMO_ANSWER; stored
-# run of `claimscope demo`), and whether each is true.
+# run of `claimscope demo`), and whether each is true. Screens before session 25 scored 7 claims, with
+# "Marie Curie was a Polish-born physicist." where the rules decomposer now writes the first two.
 DEMO_CLAIMS = (
-    ("Marie Curie was a Polish-born physicist.", True),
+    ("Marie Curie was Polish-born.", True),
+    ("Marie Curie was a physicist.", True),
     ("Marie Curie was a chemist.", True),
     ("Marie Curie discovered polonium.", True),
     ("Marie Curie discovered radium.", True),

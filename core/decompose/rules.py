@@ -20,7 +20,14 @@ by ``claimscope eval decompose --match jaccard``, docs/benchmarks.md):
   commercials." / "X starred in the film Y." (the verb in its sentence's tense); "…, while her mother
   was a professor" → "Her mother was a professor.";
 - nationality apart from occupation, each occupation apart: "an American actress and
-  singer" → "is American" + "is an actress" + "is a singer"; "X is a Y who VP" → + "X VP";
+  singer" → "is American" + "is an actress" + "is a singer"; "a Polish-born physicist" → "was
+  Polish-born" + "was a physicist"; a list the parser hangs on its last noun ("a Venezuelan model
+  and beauty pageant titleholder") splits the same way; "X is a Y who VP" → + "X VP", also
+  where the parser hangs "who" on a place ("a boxer from the United Kingdom who was born …");
+- a participle set off by commas is a fact about the subject: "Mount Everest, located in the
+  Himalayas, is …" → + "Mount Everest is located in the Himalayas."; "a tower, designed by A and
+  completed in 1889" → + "was designed by A" + "was completed in 1889";
+- "co-starred", "re-released": a hyphenated prefix stays on its word (spaCy splits it off);
 - birth and death details one per claim: "born on D in P" → "was born on D" + "was born in
   P", also from "X (born D) is …" and "an actor born in P"; place chains: "in Houston, Texas"
   → "in Houston" + "Houston is in Texas";
@@ -54,7 +61,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.decompose.base import Claim
+from core.decompose.base import Claim, code_hash
 from models.registry import EMBEDDED_SPACY, ModelError
 
 _ABSTAIN = re.compile(
@@ -76,11 +83,29 @@ _SHARED_MODS = ("det", "amod", "nummod", "poss", "predet")
 _RELATIONAL_PREPS = {"between", "among", "amongst"}
 _TIME_MARKS = {"after", "before", "since", "upon", "while"}  # an -ing clause of these is a fact of its own
 _CONTRAST = {"while", "whereas", "although", "though"}  # a clause of these, with its own subject, too
+# participles that describe a state, not an event: "X, located in Y," → "X is located in Y" (else "X was designed …")
+_STATIVE = {"located", "based", "situated", "headquartered", "known", "named", "called", "considered", "regarded", "made", "composed"}
+# prefixes spaCy's tokenizer splits off with their hyphen ("co-starred" → "co", "-", "starred")
+_HYPHEN_PREFIXES = frozenset({"co", "non", "re", "pre", "self", "ex", "anti", "multi", "semi", "vice", "post", "mid"})
 
 
 _DISCOURSE = re.compile(
     r"^(overall|in addition(?: to .+)?|additionally|furthermore|moreover|however|aside from .+|apart from .+|besides .+|"
     r"since then|in summary|in conclusion|in short|as a result|as such|notably)$", re.IGNORECASE)
+
+
+def _join_prefixes(doc):
+    """"co-starred", "co-founder", "self-titled" back into one token. Split, the prefix parses as a
+    word of its own ("X is a co-founder and director" → "X is a co- director"); joined, the token
+    takes the head word's place in the tree. Character offsets, hence spans, do not change."""
+    spans = [doc[t.i : t.i + 3] for t in doc[:-2] if t.lower_ in _HYPHEN_PREFIXES and doc[t.i + 1].text == "-"
+             and not t.whitespace_ and not doc[t.i + 1].whitespace_ and doc[t.i + 2].is_alpha]
+    if spans:
+        with doc.retokenize() as retokenizer:
+            for span, before in zip(spans, [None, *spans], strict=False):
+                if before is None or span.start >= before.end:  # "co-co-…": merge once
+                    retokenizer.merge(span)
+    return doc
 
 
 def _amp_joined(tok) -> bool:
@@ -324,10 +349,17 @@ class RulesDecomposer:
         one process loads spaCy once)."""
         return self._nlp
 
+    @property
+    def identity(self) -> dict:
+        """What decides this decomposer's claims besides the text, for the stage cache's key
+        (core/pipeline/runner.py): its code's hash, so an upgraded claimscope never serves a
+        decomposition an earlier version of these rules made, and its pronoun mode."""
+        return {"code": code_hash(__file__), "resolve_pronouns": self.resolve_pronouns}
+
     def decompose(self, text: str) -> list[Claim]:
         # citation markers ("Brazil[1].", search-engine answers) are blanked before parsing, the
         # offsets kept: they are no part of any claim, and they confuse the parser
-        doc = self._nlp(_CITATION.sub(lambda m: " " * len(m[0]), text))
+        doc = _join_prefixes(self._nlp(_CITATION.sub(lambda m: " " * len(m[0]), text)))
         claims: list[Claim] = []
         topic = answer_subject(doc) if self.resolve_pronouns else None  # None: no pronoun is replaced
         for sent in doc.sents:
@@ -393,6 +425,24 @@ class RulesDecomposer:
                     p.head -= ap
                 head = {t.i for t in tok.head.subtree} - ap - self._clauses_of(tok.head)
                 extra.append(_Piece(head, copula, {t.i for t in tok.subtree}))
+            if (tok.dep_ == "acl" and tok.tag_ == "VBN" and tok.lower_ != "born" and subj_core
+                    and min(t.i for t in tok.subtree) - 1 >= sent.start and sent.doc[min(t.i for t in tok.subtree) - 1].text == ","
+                    and tok.head.head == root and (tok.head.dep_ in ("nsubj", "nsubjpass")
+                                                   or (tok.head.dep_ == "attr" and root.pos_ == "AUX"))):
+                # "Mount Everest, located in the Himalayas, is …", "… a tower in Paris, designed by
+                # Gustave Eiffel's company and completed in 1889": a participle set off by a comma says
+                # something of the subject → "X is located in …", "X was designed by …", "X was completed …"
+                part = {t.i for t in tok.subtree}
+                part |= self._commas_around(sent, part)
+                for p in pieces:
+                    p.head -= part
+                verbs = [tok]
+                while nxt := [c for c in verbs[-1].children if c.dep_ == "conj" and c.tag_ in ("VBN", "VBD")]:
+                    verbs.append(nxt[0])  # "designed by … and completed in 1889" (often tagged VBD)
+                for v in verbs:
+                    later = {t.i for w in verbs if w.i > v.i for t in w.subtree}
+                    body = {t.i for t in v.subtree} - later - {c.i for c in v.children if c.dep_ in ("cc", "punct")}
+                    extra.append(_Piece(set(subj_core), copula if v.lower_ in _STATIVE else "was", body))
             if (tok.dep_ == "advcl" and tok.tag_ == "VBN" and subj_core and tok.head in predicates
                     and any(c.lower_ == "having" and c.dep_ == "aux" for c in tok.children)
                     and not any(c.dep_ in ("nsubj", "nsubjpass", "mark") for c in tok.children)):
@@ -424,6 +474,11 @@ class RulesDecomposer:
                 extra.append(_Piece({t.i for t in tok.subtree} - {x.i for x in linker[0].subtree}))
                 continue
             noun = tok.head
+            if any(c.lower_ in ("who", "whom") for c in rel_subj) and noun.ent_type_ in ("GPE", "LOC", "ORG", "FAC"):
+                # "a boxer from the United Kingdom who was born …": "who" is a person, not the place the
+                # parser hangs it on; climb the prepositional chain to the noun it describes
+                while noun.dep_ == "pobj" and noun.head.dep_ == "prep" and noun.head.head.pos_ in ("NOUN", "PROPN"):
+                    noun = noun.head.head
             while noun.dep_ == "conj" and noun.head != noun:  # "an actress, producer, and model who …"
                 noun = noun.head
             on_attr = noun.dep_ == "attr" and noun.head == root and root.pos_ == "AUX" and bool(subj_core)
@@ -518,7 +573,7 @@ class RulesDecomposer:
         head, born = self._births(sent, head, subj, copula)
         work, named = self._named_appositives(sent, head)
         named = named + self._example_kinds(sent, head)
-        for step in (self._including, self._titles, self._coordinated_modifiers, self._adjuncts):
+        for step in (self._including, self._titles, self._swallowed_list, self._coordinated_modifiers, self._adjuncts):
             nxt = []
             for h in work:
                 nxt.extend(step(sent, h))
@@ -616,7 +671,9 @@ class RulesDecomposer:
             if not (t.lower_ == "including" or (t.lower_ == "as" and i > 0 and doc[i - 1].lower_ == "such")):
                 continue
             first = [c for c in t.children if c.dep_ == "pobj"]
-            if not first:
+            # 'films including "Bring It On", …': a quoted title may parse as a clause (pcomp)
+            if not first and not (any(c.dep_ == "pcomp" for c in t.children)
+                                  and _title_list(sent, {j for j in head if j > t.i})):
                 continue
             noun = t.head
             # "teams in Spain's La Liga, including …", "the editor of several newspapers, including …":
@@ -624,6 +681,15 @@ class RulesDecomposer:
             plural = [x for x in noun.subtree if x.i < t.i and x.i in head and x.tag_ in ("NNS", "NNPS")]
             if noun.tag_ not in ("NNS", "NNPS") and plural:
                 noun = plural[-1]
+            elif noun.tag_ not in ("NNS", "NNPS"):
+                # the parser hangs the examples on the last noun of "teams in Spain's La Liga": climb the
+                # prepositional chain to the plural noun it modifies
+                up = noun
+                while up.dep_ == "pobj" and up.head.dep_ == "prep" and up.head.head.pos_ in ("NOUN", "PROPN"):
+                    up = up.head.head
+                    if up.tag_ in ("NNS", "NNPS") and up.i in head:
+                        noun = up
+                        break
             if noun.i not in head:
                 continue
             ex = {x.i for x in t.subtree} | ({i - 1} if t.lower_ == "as" else set())
@@ -787,24 +853,74 @@ class RulesDecomposer:
         return [head]
 
     @staticmethod
+    def _swallowed_list(sent, head: set[int]) -> list[set[int]]:
+        """"She is a Venezuelan model and beauty pageant titleholder", "a fashion model, beauty
+        queen, and social media personality": the small parser hangs the first items of a list of
+        predicate nouns on the last one as its modifier (``nmod``, the "and" on it). One piece per
+        item, as for a list it parses ("She is a Venezuelan model." + "She is a beauty pageant
+        titleholder."); the article and what follows the last noun stay in every piece."""
+        doc = sent.doc
+        for i in sorted(head):
+            n, x = doc[i], doc[i].head
+            if not (n.dep_ == "nmod" and n.pos_ == "NOUN" and x.dep_ == "attr" and x.pos_ == "NOUN"
+                    and x.i in head and n.i < x.i):
+                continue
+            items = [n]
+            while nxt := [c for c in items[-1].children if c.dep_ == "conj" and c.pos_ == "NOUN" and c.i < x.i]:
+                items.append(nxt[0])
+            if not any(c.dep_ == "cc" for it in items for c in it.children):
+                continue
+            glue = {c.i for it in items for c in it.children if c.dep_ in ("cc", "punct")}
+            sets, start = [], min(t.i for t in n.subtree)
+            for it in [*items, x]:
+                sets.append({j for j in range(start, it.i + 1) if j in head and doc[j].dep_ != "det"} - glue)
+                start = it.i + 1
+            if any(not s for s in sets):
+                continue
+            return [head - glue - set().union(*(o for o in sets if o is not s)) for s in sets]
+        return [head]
+
+    @staticmethod
     def _nationality(sent, head: set[int], subj: set[int], copula: str) -> tuple[set[int], list[_Piece]]:
         """"X is a Spanish former football player" → "X is a former football player." +
-        "X is Spanish." (a NORP adjective before the noun the copula predicates of X)."""
+        "X is Spanish." (a NORP adjective before the noun the copula predicates of X); "X was a
+        Polish-born physicist" → "X was a physicist." + "X was Polish-born." (FActScore's
+        annotators write "Malcolm Hedding is British-born.")."""
         doc = sent.doc
         if not subj or not subj <= head:
             return head, []
-        for i in sorted(head):
-            t = doc[i]
+
+        def predicated(t) -> bool:  # t modifies the noun the copula predicates of the subject
             attr = t.head
             pred = attr
             while pred.dep_ == "conj" and pred.head != pred:
                 pred = pred.head
-            if (t.ent_type_ == "NORP" and t.dep_ in ("amod", "compound") and t.pos_ in ("ADJ", "PROPN")
-                    and pred.dep_ == "attr" and pred.head.pos_ == "AUX" and attr.i in head and attr.pos_ == "NOUN"):
-                rest = head - {t.i}
-                if len([j for j in rest if not doc[j].is_punct]) <= len(subj) + 1:
-                    return head, []
-                return rest, [_Piece(set(subj), copula, {t.i})]
+            if pred.dep_ == "nmod" and pred.head.dep_ == "attr" and pred.head.i not in head:
+                pred = pred.head  # a list item the parser hung on the last one (_swallowed_list)
+            return pred.dep_ == "attr" and pred.head.pos_ == "AUX" and attr.i in head and attr.pos_ == "NOUN"
+
+        def split(taken: set[int]) -> tuple[set[int], list[_Piece]]:
+            rest = head - taken
+            if len([j for j in rest if not doc[j].is_punct]) <= len(subj) + 1:
+                return head, []
+            return rest, [_Piece(set(subj), copula, taken)]
+
+        for i in sorted(head):  # "Polish-born", "Saudi Arabian-born": the whole compound is the nationality
+            t = doc[i]
+            origin = [c for c in t.children if c.dep_ == "npadvmod" and c.pos_ in ("ADJ", "PROPN") and c.text[:1].isupper()]
+            if t.lower_ != "born" or t.dep_ != "amod" or not origin or not predicated(t):
+                continue
+            taken = set(range(origin[0].left_edge.i, t.i + 1))
+            while min(taken) - 1 in head and doc[min(taken) - 1].ent_type_ == "NORP" and doc[min(taken) - 1].head == t.head:
+                taken.add(min(taken) - 1)
+            if taken <= head:
+                return split(taken)
+        for i in sorted(head):
+            t = doc[i]
+            # spaCy's small model tags many nationalities ("an English author") as LANGUAGE
+            nation = t.ent_type_ == "NORP" or (t.ent_type_ == "LANGUAGE" and t.pos_ == "ADJ")
+            if nation and t.dep_ in ("amod", "compound") and t.pos_ in ("ADJ", "PROPN") and predicated(t):
+                return split({t.i})
         return head, []
 
     @staticmethod

@@ -183,7 +183,11 @@ class Pipeline:
     def _decompose_key(self) -> str:
         llm = getattr(self.decomposer, "llm", None)
         model = llm.ref.manifest() if llm is not None and getattr(llm, "ref", None) is not None else None
-        return cache.key_of({"decomposer": self.decomposer.name, "model": model})
+        # the decomposer's own identity (the rules' code hash, the atomic adapter's settings): a
+        # changed decomposer never reads a decomposition the old one cached
+        identity = getattr(self.decomposer, "identity", None)
+        return cache.key_of({"decomposer": self.decomposer.name, "model": model,
+                             **({"identity": identity} if identity is not None else {})})
 
     def _decompose(self, text: str) -> tuple[list[CitedClaim], bool]:
         """The claims of ``text`` (with their [n] citations), from the stage cache when the

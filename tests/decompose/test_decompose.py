@@ -24,7 +24,8 @@ def texts(claims):
 def test_coordinated_predicates_and_objects_share_the_subject(rules):
     out = texts(rules.decompose("Marie Curie was a Polish-born physicist. She discovered radium and polonium and won two Nobel Prizes."))
     assert out == [
-        "Marie Curie was a Polish-born physicist.",
+        "Marie Curie was Polish-born.",  # "X-born" is a nationality, apart as FActScore's annotators write it
+        "Marie Curie was a physicist.",
         "Marie Curie discovered radium.",
         "Marie Curie discovered polonium.",
         "Marie Curie won two Nobel Prizes.",
@@ -235,3 +236,37 @@ def test_adverbial_clauses_become_facts_of_their_own(written):
     # a clause about the whole main clause ("making him …") is not a fact about the subject
     out = texts(written.decompose("He won the title in 2004, making him the youngest champion."))
     assert not any(c.startswith("He made") for c in out)
+
+
+def test_nationality_compounds_and_examples_of_a_plural_noun_up_the_chain(rules):
+    # "Saudi Arabian-born" is one nationality; spaCy tags "English" as a LANGUAGE
+    out = texts(rules.decompose("Osama bin Laden was a Saudi Arabian-born militant. Terence Blacker is an English author."))
+    assert out == ["Osama bin Laden was Saudi Arabian-born.", "Osama bin Laden was a militant.",
+                   "Terence Blacker is English.", "Terence Blacker is an author."]
+    # the parser hangs "including" on "La Liga"; the examples are teams, the plural noun up the chain
+    out = texts(rules.decompose("He played as a midfielder for several teams in Spain's La Liga, including Real Madrid and "
+                                "Deportivo La Coruña."))
+    assert "He played as a midfielder for Real Madrid." in out
+    assert "He played as a midfielder for Deportivo La Coruña." in out
+    assert not any("teams in Real Madrid" in c for c in out)
+
+
+def test_lists_the_parser_swallows_who_on_a_place_and_hyphenated_prefixes(rules):
+    # the parser hangs "model" on "titleholder" (nmod): still one claim per item, nationality apart
+    out = texts(rules.decompose("She is a Venezuelan model and beauty pageant titleholder."))
+    assert out == ["She is Venezuelan.", "She is a model.", "She is a beauty pageant titleholder."]
+    # "who" hung on "the United Kingdom" describes the boxer
+    out = texts(rules.decompose("Daniel Dubois is a boxer from the United Kingdom who was born on September 6, 1997."))
+    assert out == ["Daniel Dubois is a boxer from the United Kingdom.", "Daniel Dubois was born on September 6, 1997."]
+    # "co-", "re-" stay on their word: "re-released" is not "released"
+    out = texts(rules.decompose("Clare Kramer is an actress who co-starred in Bring It On. He re-released it in 2001."))
+    assert out == ["Clare Kramer is an actress.", "Clare Kramer co-starred in Bring It On.", "Clare Kramer re-released it in 2001."]
+
+
+def test_a_participle_set_off_by_commas_is_a_fact_about_the_subject(rules):
+    out = texts(rules.decompose("The Eiffel Tower is a wrought-iron lattice tower in Berlin, designed by Gustave Eiffel's "
+                                "company and completed in 1889. Mount Everest, located in the Himalayas, is Earth's "
+                                "highest mountain."))
+    assert out == ["The Eiffel Tower is a wrought-iron lattice tower in Berlin.",
+                   "The Eiffel Tower was designed by Gustave Eiffel's company.", "The Eiffel Tower was completed in 1889.",
+                   "Mount Everest is Earth's highest mountain.", "Mount Everest is located in the Himalayas."]

@@ -251,6 +251,24 @@ def test_decomposition_is_cached_per_decomposer_and_text(mini_db, embedder, spli
     assert [row[0] for row in cited] == [None, "[2]"]
     pipe.start(text + " ")
     assert decomposer.calls == 2  # another text
+    # the same decomposer name with other code or settings (an upgraded claimscope, the other
+    # pronoun mode) never reads what the old one cached
+    decomposer.identity = {"code": "another version"}
+    pipe.start(text)
+    assert decomposer.calls == 3
+    pipe.start(text)
+    assert decomposer.calls == 3
+
+
+def test_the_rules_decomposers_cache_identity_follows_its_code_and_mode():
+    from core.decompose import rules
+    from core.decompose.base import code_hash
+
+    as_written = rules.RulesDecomposer(nlp=lambda text: None, resolve_pronouns=False)
+    standalone = rules.RulesDecomposer(nlp=lambda text: None)
+    assert as_written.identity["code"] == code_hash(rules.__file__) == standalone.identity["code"]
+    assert as_written.identity != standalone.identity
+    assert code_hash(rules.__file__) != code_hash(rules.__file__, __file__)
 
 
 def test_run_keeps_the_claim_date_for_the_published_after_flag(pipeline, mini_db):

@@ -26,7 +26,8 @@ by ``claimscope eval decompose --match jaccard``, docs/benchmarks.md):
   where the parser hangs "who" on a place ("a boxer from the United Kingdom who was born …");
 - a participle set off by commas is a fact about the subject: "Mount Everest, located in the
   Himalayas, is …" → + "Mount Everest is located in the Himalayas."; "a tower, designed by A and
-  completed in 1889" → + "was designed by A" + "was completed in 1889";
+  completed in 1889" → + "was designed by A" + "was completed in 1889"; "an actress best known
+  for Y" → "is an actress" + "is best known for Y";
 - "co-starred", "re-released": a hyphenated prefix stays on its word (spaCy splits it off);
 - birth and death details one per claim: "born on D in P" → "was born on D" + "was born in
   P", also from "X (born D) is …" and "an actor born in P"; place chains: "in Houston, Texas"
@@ -425,13 +426,16 @@ class RulesDecomposer:
                     p.head -= ap
                 head = {t.i for t in tok.head.subtree} - ap - self._clauses_of(tok.head)
                 extra.append(_Piece(head, copula, {t.i for t in tok.subtree}))
+            first = min(t.i for t in tok.subtree)
             if (tok.dep_ == "acl" and tok.tag_ == "VBN" and tok.lower_ != "born" and subj_core
-                    and min(t.i for t in tok.subtree) - 1 >= sent.start and sent.doc[min(t.i for t in tok.subtree) - 1].text == ","
+                    # set off by a comma; "known" ("an actress best known for …") even without one
+                    and ((first - 1 >= sent.start and sent.doc[first - 1].text == ",") or tok.lower_ == "known")
                     and tok.head.head == root and (tok.head.dep_ in ("nsubj", "nsubjpass")
                                                    or (tok.head.dep_ == "attr" and root.pos_ == "AUX"))):
                 # "Mount Everest, located in the Himalayas, is …", "… a tower in Paris, designed by
                 # Gustave Eiffel's company and completed in 1889": a participle set off by a comma says
-                # something of the subject → "X is located in …", "X was designed by …", "X was completed …"
+                # something of the subject → "X is located in …", "X was designed by …", "X was completed …";
+                # "an actor best known for …" → "X is an actor." + "X is best known for …" (FActScore's style)
                 part = {t.i for t in tok.subtree}
                 part |= self._commas_around(sent, part)
                 for p in pieces:

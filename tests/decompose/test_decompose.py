@@ -270,3 +270,6 @@ def test_a_participle_set_off_by_commas_is_a_fact_about_the_subject(rules):
     assert out == ["The Eiffel Tower is a wrought-iron lattice tower in Berlin.",
                    "The Eiffel Tower was designed by Gustave Eiffel's company.", "The Eiffel Tower was completed in 1889.",
                    "Mount Everest is Earth's highest mountain.", "Mount Everest is located in the Himalayas."]
+    # "known" needs no comma: FActScore's people write "X is best known for …" apart
+    out = texts(rules.decompose("Eliza Dushku is an actress best known for her role in Dollhouse."))
+    assert out == ["Eliza Dushku is an actress.", "Eliza Dushku is best known for her role in Dollhouse."]

@@ -85,6 +85,9 @@ _RELATIONAL_PREPS = {"between", "among", "amongst"}
 _TIME_MARKS = {"after", "before", "since", "upon", "while"}  # an -ing clause of these is a fact of its own
 _CONTRAST = {"while", "whereas", "although", "though"}  # a clause of these, with its own subject, too
 # participles that describe a state, not an event: "X, located in Y," → "X is located in Y" (else "X was designed …")
+# nouns that only count what follows "of": "a number of artists", "a string of hits"
+_QUANTITY = {"number", "string", "series", "variety", "range", "host", "couple", "handful", "lot", "dozen",
+             "collection", "set", "group", "list", "array", "multitude", "slew", "plethora", "wealth", "majority"}
 _STATIVE = {"located", "based", "situated", "headquartered", "known", "named", "called", "considered", "regarded", "made", "composed"}
 # prefixes spaCy's tokenizer splits off with their hyphen ("co-starred" → "co", "-", "starred")
 _HYPHEN_PREFIXES = frozenset({"co", "non", "re", "pre", "self", "ex", "anti", "multi", "semi", "vice", "post", "mid"})
@@ -694,6 +697,8 @@ class RulesDecomposer:
                     if up.tag_ in ("NNS", "NNPS") and up.i in head:
                         noun = up
                         break
+            if noun.dep_ == "pobj" and noun.head.lower_ == "of" and noun.head.head.lemma_.lower() in _QUANTITY:
+                noun = noun.head.head  # "a number of artists including A": A replaces "a number of artists"
             if noun.i not in head:
                 continue
             ex = {x.i for x in t.subtree} | ({i - 1} if t.lower_ == "as" else set())

@@ -249,6 +249,10 @@ def test_nationality_compounds_and_examples_of_a_plural_noun_up_the_chain(rules)
     assert "He played as a midfielder for Real Madrid." in out
     assert "He played as a midfielder for Deportivo La Coruña." in out
     assert not any("teams in Real Madrid" in c for c in out)
+    # "a number of artists including A": A is one of the artists, not "a number of A"
+    out = texts(rules.decompose("Beenie Man has collaborated with a number of artists including Janet Jackson and Mya."))
+    assert "Beenie Man has collaborated with Janet Jackson." in out
+    assert not any("a number of Janet Jackson" in c for c in out)
 
 
 def test_lists_the_parser_swallows_who_on_a_place_and_hyphenated_prefixes(rules):

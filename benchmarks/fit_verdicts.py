@@ -471,8 +471,6 @@ ANCHOR_DECISIVE = (0.85, 0.95, 0.99)     # P(entail) or P(contradict) of a decis
 ANCHOR_WEAK = (0.02, 0.05, 0.1, 0.2, 0.3)  # P(entail) and P(contradict) of a unit that decides nothing
 
 
-
-
 def anchor_rows() -> list[dict]:
     """The anchor rows (dataset ``anchors``) in the cached-row format :func:`features_of` reads."""
     rows = []

@@ -53,6 +53,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 
+from core.decompose import rules
 from core.decompose.base import Claim, Decomposer, code_hash
 from core.decompose.llm import (
     MIN_WORDS,
@@ -136,15 +137,14 @@ class AtomicDecomposer:
         # kept_by_relation_words (kept facts the strict guard would have dropped);
         # sentences / fallback_sentences; complement (claims added from the rules decomposer)
         self.stats: Counter[str] = Counter()
+        self._code = code_hash(__file__, rules.__file__)  # read once: the cache key asks for it on every check
 
     @property
     def identity(self) -> dict:
         """What decides the claims besides the text and the model (whose manifest the stage cache
         keys on already): this code, the rules complement's and the settings (see
         core.decompose.base.code_hash)."""
-        from core.decompose import rules
-
-        return {"code": code_hash(__file__, rules.__file__), "complement": self.complement,
+        return {"code": self._code, "complement": self.complement,
                 "resolve_pronouns": self.resolve_pronouns, "relation_words": sorted(self.relation_words),
                 "end_bias": self.end_bias, "split_longer": self.split_longer, "max_tokens": self.max_tokens}
 

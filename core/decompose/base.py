@@ -47,7 +47,8 @@ class SentenceDecomposer:
 def code_hash(*files: str) -> str:
     """sha256 of the named source files (``__file__`` of the modules whose code decides a
     decomposer's claims), for the stage cache's key: an upgraded claimscope never serves a
-    decomposition an earlier version of that code made (about 0.1 ms a file)."""
+    decomposition an earlier version of that code made (0.37 ms for rules.py, 65 KB: read it once
+    per decomposer, not per check)."""
     h = hashlib.sha256()
     for f in files:
         h.update(Path(f).read_bytes())

@@ -40,6 +40,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from core.decompose import rules
 from core.decompose.base import Claim, Decomposer, code_hash
 from core.decompose.rules import check_worthiness
 from core.text import STOPWORDS, words
@@ -158,14 +159,13 @@ class LLMDecomposer:
         self._fallback_factory = fallback_factory or _default_fallback
         self._fallback: Decomposer | None = None
         self.warnings: list[str] = []  # messages of the last decompose() call, for the caller
+        self._code = code_hash(__file__, rules.__file__)  # read once: the cache key asks for it on every check
 
     @property
     def identity(self) -> dict:
         """This code (its prompt and shots) and the rules fallback's, for the stage cache's key
         (see core.decompose.base.code_hash); the model's manifest is keyed already."""
-        from core.decompose import rules
-
-        return {"code": code_hash(__file__, rules.__file__), "max_tokens": self.max_tokens}
+        return {"code": self._code, "max_tokens": self.max_tokens}
 
     def _rules(self) -> Decomposer:
         if self._fallback is None:

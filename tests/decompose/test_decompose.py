@@ -277,3 +277,62 @@ def test_a_participle_set_off_by_commas_is_a_fact_about_the_subject(rules):
     # "known" needs no comma: FActScore's people write "X is best known for …" apart
     out = texts(rules.decompose("Eliza Dushku is an actress best known for her role in Dollhouse."))
     assert out == ["Eliza Dushku is an actress.", "Eliza Dushku is best known for her role in Dollhouse."]
+
+
+def test_relative_clauses_keep_to_their_own_noun(written):
+    out = texts(written.decompose(
+        "James Taylor is best known for his soft-rock music, which often contains introspective lyrics, and his "
+        "distinctive voice. He played for Kawasaki Frontale until 2019, during which he won the J1 League in 2017 and 2018."))
+    # the clause is on "music", not on "music and voice"; "during which" (an adverbial clause to the
+    # parser) is a fact of its own, one claim per year
+    assert out == ["James Taylor is best known for his soft-rock music.", "James Taylor is best known for his distinctive voice.",
+                   "His soft-rock music often contains introspective lyrics.", "He played for Kawasaki Frontale.",
+                   "He played until 2019.", "He won the J1 League in 2017.", "He won the J1 League in 2018."]
+
+
+def test_shared_qualities_each_nationality_and_a_birthplace_hung_on_the_copula(written):
+    out = texts(written.decompose("Carlos Santana is a Mexican and American guitarist and songwriter born on July 20, "
+                                  "1947, in Autlán de Navarro, Mexico. He is an accomplished violinist and guitarist."))
+    assert out == ["Carlos Santana is Mexican.", "Carlos Santana is American.", "Carlos Santana is a guitarist.",
+                   "Carlos Santana is a songwriter.", "Carlos Santana was born on July 20, 1947.",
+                   "Carlos Santana was born in Autlán de Navarro, Mexico.",
+                   "He is an accomplished violinist.", "He is an accomplished guitarist."]
+
+
+def test_example_lists_end_where_they_end_and_counts_are_no_identities(written):
+    out = texts(written.decompose(
+        "Beenie Man has won several awards including the Grammy Award for Best Reggae Album in 2001. "
+        "He has a record of 13 wins (12 KOs), 0 losses and 0 draws. "
+        "He released two solo albums, The Prince in 2017 and Emotional Rollercoaster in 2018."))
+    assert out == ["Beenie Man has won several awards.",  # the year is the Grammy's, not every award's
+                   "Beenie Man has won the Grammy Award for Best Reggae Album in 2001.",
+                   "He has a record of 13 wins (12 KOs).", "He has 0 losses.", "He has 0 draws.",
+                   "He released two solo albums.", "He released The Prince in 2017 and Emotional Rollercoaster in 2018."]
+    assert not any("is two" in c or "is 12" in c or "is an award" in c for c in out)
+
+
+def test_titles_with_years_a_title_after_the_list_and_kinds_of_examples(written):
+    out = texts(written.decompose(
+        "Taylor has won multiple Grammy Awards, including Best Pop Vocal Performance for his song \"You've Got a Friend\". "
+        "She has appeared in various Brazilian soap operas, including \"Malhação\" (2003-2007), \"Negócio da China\" "
+        "(2008), and \"Caminhos do Coração\" (2009-2010). Dushku had lead roles in other TV shows such as Tru Calling "
+        "(2003–2005) and Dollhouse (2009–2010), for which she was a producer. Dubois has won several titles, including "
+        "the British heavyweight title."))
+    assert out[:2] == ["Taylor has won multiple Grammy Awards.",
+                       "Taylor has won Best Pop Vocal Performance for his song \"You've Got a Friend\"."]
+    for title in ("Malhação", "Negócio da China", "Caminhos do Coração"):
+        assert f'She has appeared in "{title}".' in out and f'"{title}" is a Brazilian soap opera.' in out
+    assert "Dushku had lead roles in Tru Calling." in out and "Dollhouse is a TV show." in out
+    assert "Dubois has won the British heavyweight title." in out
+    assert not any("is a title" in c or "2003" in c or "for which" in c for c in out)
+
+
+def test_a_fronted_role_vague_spans_and_notable_examples(written):
+    out = texts(written.decompose(
+        "As a writer, Arbore was known for his political essays. Blacker has played in several bands over the years. "
+        "Beenie Man has collaborated with a number of notable artists including Janet Jackson and Sean Paul. "
+        "He has written and arranged hundreds of songs, including traditional folk styles such as doina."))
+    assert out[:3] == ["Arbore was known for his political essays.", "Arbore was a writer.",
+                       "Blacker has played in several bands over the years."]  # not "Blacker has played over the years."
+    assert "Janet Jackson is a notable artist." in out and "Sean Paul is a notable artist." in out
+    assert not any(c.endswith("are hundreds.") or c.endswith("are songs.") for c in out)

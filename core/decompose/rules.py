@@ -334,8 +334,9 @@ def _nationalities(tok) -> bool:
     """``tok`` and every modifier coordinated with it are nationalities ("Mexican and American"):
     a list with anything else in it ("British, Commonwealth and WBO International") names a title."""
     conjs = [c for c in tok.children if c.dep_ == "conj"]
-    return tok.ent_type_ == "NORP" and bool(conjs) and all(c.ent_type_ in ("NORP", "LANGUAGE") for c in conjs) \
-        or (tok.ent_type_ in ("NORP", "LANGUAGE") and not conjs)
+    if conjs:
+        return tok.ent_type_ == "NORP" and all(c.ent_type_ in ("NORP", "LANGUAGE") for c in conjs)
+    return tok.ent_type_ in ("NORP", "LANGUAGE")
 
 
 def _hyphenated(tok) -> bool:
@@ -1075,7 +1076,7 @@ class RulesDecomposer:
             conj_deps = ("conj", "appos") if tok.dep_ == "attr" else ("conj",)
             # a number is a conjunct of numbers only ("in 2017 and 2018"); in "13 wins, 0 losses and 0
             # draws" the parser makes the last "0" a conjunct of "losses"
-            group, parts = _conjuncts(tok, lambda c: (c.pos_ in ("NOUN", "PROPN") or (c.pos_ == "NUM" and tok.pos_ == "NUM"))
+            group, parts = _conjuncts(tok, lambda c, tok=tok: (c.pos_ in ("NOUN", "PROPN") or (c.pos_ == "NUM" and tok.pos_ == "NUM"))
                                       and not _hyphenated(c) and not _quoted(c, c.head) and not _place_chain(c), conj_deps)
             if len(group) < 2:
                 continue

@@ -477,6 +477,14 @@ class RulesDecomposer:
             for p in pieces:
                 if place and born.i not in p.head:
                     p.head -= place | self._commas_around(sent, place)
+        def take_out(part: set[int]) -> None:
+            """A clause that becomes a claim of its own leaves every other claim, those already taken
+            out too ("… before moving to Mallorca, where he played …")."""
+            for p in pieces + extra:
+                p.head -= part
+                if p.tail:
+                    p.tail -= part
+
         # appositives and relative clauses, removed from the pieces, become claims of their own
         for tok in sent:
             if (tok.dep_ == "appos" and tok.pos_ == "NOUN" and tok.head.pos_ in ("PROPN", "NOUN")
@@ -485,8 +493,7 @@ class RulesDecomposer:
                     and not any(c.dep_ == "nummod" for x in (tok, tok.head) for c in x.children)):  # "an author, journalist, and publisher" is a list, not an appositive
                 ap = {t.i for t in tok.subtree}
                 ap |= self._commas_around(sent, ap)
-                for p in pieces:
-                    p.head -= ap
+                take_out(ap)
                 head = {t.i for t in tok.head.subtree} - ap - self._clauses_of(tok.head)
                 extra.append(_Piece(head, copula, {t.i for t in tok.subtree}))
             first = min(t.i for t in tok.subtree)
@@ -501,8 +508,7 @@ class RulesDecomposer:
                 # "an actor best known for …" → "X is an actor." + "X is best known for …" (FActScore's style)
                 part = {t.i for t in tok.subtree}
                 part |= self._commas_around(sent, part)
-                for p in pieces:
-                    p.head -= part
+                take_out(part)
                 verbs = [tok]
                 while nxt := [c for c in verbs[-1].children if c.dep_ == "conj" and c.tag_ in ("VBN", "VBD")]:
                     verbs.append(nxt[0])  # "designed by … and completed in 1889" (often tagged VBD)
@@ -516,8 +522,7 @@ class RulesDecomposer:
                 # "…, having established the Milagro Foundation in 1998" → "X has established …"
                 part = {t.i for t in tok.subtree}
                 part |= self._commas_around(sent, part)
-                for p in pieces:
-                    p.head -= part
+                take_out(part)
                 body = {t.i for t in tok.subtree} - {c.i for c in tok.children if c.lower_ == "having"}
                 extra.append(_Piece(set(subj_core), "has" if copula == "is" else "had", body))
             role = [c for c in tok.children if c.dep_ == "pobj" and c.pos_ == "NOUN"
@@ -530,8 +535,7 @@ class RulesDecomposer:
             adverbial = self._adverbial(sent, tok, predicates, subj_core)
             if adverbial is not None:
                 part, claim = adverbial
-                for p in pieces:
-                    p.head -= part
+                take_out(part)
                 extra.append(claim)
             if tok.dep_ not in ("relcl", "advcl"):
                 continue
@@ -545,9 +549,18 @@ class RulesDecomposer:
                 # "…, where she became a semi-finalist" / "during which he won the J1 League": a claim of its own
                 rel = {t.i for t in tok.subtree}
                 rel |= self._commas_around(sent, rel)
-                for p in pieces:
-                    p.head -= rel
-                extra.extend(self._split_objects(tok, {t.i for t in tok.subtree} - {x.i for x in linker[0].subtree}))
+                take_out(rel)
+                clause = self._clause_pieces(tok, {t.i for t in tok.subtree} - {x.i for x in linker[0].subtree})
+                noun = tok.head
+                if (linker[0].lower_ == "where" and noun.dep_ == "pobj" and noun.head.lower_ in ("in", "at", "on")
+                        and noun.ent_type_ not in ("DATE", "TIME")):  # "in the early 1960s where he formed": a parse slip
+                    # "a large following on Instagram, where she shares …" → "On Instagram she shares …": where
+                    # it happened is part of the fact ("Barboza shares her travel adventures on Instagram.")
+                    place = {noun.head.i} | ({t.i for t in noun.subtree} - rel - self._clauses_of(noun)
+                                             - {t.i for c in noun.children if c.dep_ in ("conj", "cc") for t in c.subtree})
+                    for p in clause:
+                        p.head |= place
+                extra.extend(clause)
                 continue
             noun = tok.head
             if any(c.lower_ in ("who", "whom") for c in rel_subj) and noun.ent_type_ in ("GPE", "LOC", "ORG", "FAC"):
@@ -561,8 +574,7 @@ class RulesDecomposer:
             if rel_subj and (on_attr or self._nonrestrictive_subject_relative(sent, tok)):
                 rel = {t.i for t in tok.subtree}
                 rel |= self._commas_around(sent, rel)
-                for p in pieces:
-                    p.head -= rel
+                take_out(rel)
                 body = {t.i for t in tok.subtree} - {c.i for c in rel_subj}
                 if on_attr:
                     # "X is a Y who VP" -> "X is a Y." + "X VP." (seed 002-style atomic facts: the
@@ -942,7 +954,8 @@ class RulesDecomposer:
         doc = sent.doc
         for i in sorted(head):
             t = doc[i]
-            if t.dep_ not in ("amod", "compound") or t.head.i not in head:
+            # a noun the parser calls nmod ("school and district records"), but not inside a name ("Rock and Roll")
+            if t.dep_ not in ("amod", "compound", "nmod") or t.head.i not in head or (t.dep_ == "nmod" and t.pos_ != "NOUN"):
                 continue
             conjs = [c for c in t.children if c.dep_ == "conj" and c.i in head and c.i < t.head.i
                      and not _hyphenated(c) and not _quoted(c, t)]
@@ -1115,6 +1128,24 @@ class RulesDecomposer:
                 pieces.append(_Piece((own - all_conj - glue - {t.i for t in tok.subtree}) | (mine - glue)))
             return pieces
         return [_Piece(own)]
+
+    def _clause_pieces(self, verb, tokens: set[int]) -> list[_Piece]:
+        """A clause of its own with its own subject ("where he picked up the guitar and started playing
+        with local bands"): one piece per coordinated predicate, each with the subject (and the auxiliary
+        a participle needs), each split per coordinated object."""
+        predicates = [verb]
+        for p in predicates:
+            predicates.extend(c for c in p.children if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX")
+                              and c not in predicates and c.i in tokens)
+        subj = {t.i for c in verb.children if c.dep_ in ("nsubj", "nsubjpass") for t in c.subtree}
+        aux = {c.i for c in verb.children if c.dep_ in ("aux", "auxpass", "neg")}
+        out: list[_Piece] = []
+        for p in predicates:
+            own = {t.i for t in self._pred_subtree(p, predicates)} & tokens
+            if p is not verb and not any(c.dep_ in ("nsubj", "nsubjpass") for c in p.children):
+                own |= subj | (aux if p.tag_ in ("VBN", "VBG", "VB") else set())
+            out.extend(self._split_objects(p, own))
+        return out
 
     @staticmethod
     def _clauses_of(tok) -> set[int]:

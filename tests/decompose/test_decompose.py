@@ -336,3 +336,17 @@ def test_a_fronted_role_vague_spans_and_notable_examples(written):
                        "Blacker has played in several bands over the years."]  # not "Blacker has played over the years."
     assert "Janet Jackson is a notable artist." in out and "Sean Paul is a notable artist." in out
     assert not any(c.endswith("are hundreds.") or c.endswith("are songs.") for c in out)
+
+
+def test_a_where_clause_leaves_every_claim_and_keeps_its_place(written):
+    out = texts(written.decompose(
+        "He spent four seasons there before moving to Mallorca, where he played until his retirement in 2005. "
+        "Barboza is a social media influencer with a large following on Instagram, where she shares her travel "
+        "adventures and fashion tips. His family moved to Tijuana where he picked up the guitar and started playing "
+        "with local bands. He attended St. Paul's School where he broke school and district records."))
+    assert out == ["He spent four seasons there.", "He moved to Mallorca.",  # the clause left the "before" claim too
+                   "He played until his retirement in 2005.",
+                   "Barboza is a social media influencer with a large following on Instagram.",
+                   "On Instagram she shares her travel adventures.", "On Instagram she shares her fashion tips.",
+                   "His family moved to Tijuana.", "He picked up the guitar.", "He started playing with local bands.",
+                   "He attended St. Paul's School.", "He broke school records.", "He broke district records."]

@@ -308,7 +308,9 @@ def _exemplified(marker, head: set[int], climb: bool = True):
     .6225 with the climb → .6213)."""
     noun = marker.head
     if noun.tag_ in ("NNS", "NNPS"):
-        return noun
+        # "various fashion brands and magazines, including Vogue": the examples are of the nearer noun
+        nearer = [c for c in noun.children if c.dep_ == "conj" and c.tag_ in ("NNS", "NNPS") and c.i < marker.i]
+        return nearer[-1] if nearer and not climb else noun
     plural = [x for x in noun.subtree if x.i < marker.i and x.i in head and x.tag_ in ("NNS", "NNPS")]
     if plural:
         return plural[-1]
@@ -1038,8 +1040,8 @@ class RulesDecomposer:
             t = doc[i]
             # spaCy's small model tags many nationalities ("an English author") as LANGUAGE
             nation = t.ent_type_ == "NORP" or (t.ent_type_ == "LANGUAGE" and t.pos_ == "ADJ")
-            if (nation and t.dep_ in ("amod", "compound") and t.pos_ in ("ADJ", "PROPN") and predicated(t)
-                    and _nationalities(t)):  # not "the British, Commonwealth and WBO heavyweight champion"
+            if (nation and t.dep_ in ("amod", "compound", "nmod") and t.pos_ in ("ADJ", "PROPN") and predicated(t)
+                    and _nationalities(t) and doc[t.i + 1].text != ","):  # not "the British, Commonwealth and WBO … champion"
                 # "a Mexican and American guitarist": one claim per nationality
                 more = [c for c in t.children if c.dep_ == "conj" and c.i in head]
                 glue = {c.i for c in t.children if c.dep_ in ("cc", "punct") and c.i in head} if more else set()
@@ -1262,6 +1264,8 @@ def _tidy(text: str) -> str:
     text = re.sub(r"^[,;:\s]+|[,;:\s]+$", "", text)
     text = re.sub(r"(,\s*)+\.", ".", text)
     text = re.sub(r"\b(and|or|but)\s*\.$", ".", text).strip()
+    # a list's comma or the sentence's stop inside a title's closing mark: 'include "Kill Your Darlings,".'
+    text = re.sub(r"[,.;]([\"”])\.?$", r"\1.", text)
     # the article of a removed or shared modifier: "an journalist" -> "a journalist"
     text = re.sub(r"\b([Aa])n? (?=([A-Za-z]+))", _article, text)
     if text and text[-1] not in ".!?":
@@ -1275,7 +1279,8 @@ def _article(m: re.Match) -> str:
     word = m[2]
     if len(word) <= 2 or word.isupper():
         return m[0]
-    vowel = word[0].lower() in "aeiou" and not word.lower().startswith(("uni", "use", "usu", "eu", "one"))
+    vowel = (word[0].lower() in "aeiou" and not word.lower().startswith(("uni", "use", "usu", "eu", "one"))) or \
+        word.lower().startswith(("honor", "honour", "honest", "hour", "heir"))  # a silent h
     return m[1] + ("n " if vowel else " ")
 
 

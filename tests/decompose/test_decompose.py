@@ -350,3 +350,16 @@ def test_a_where_clause_leaves_every_claim_and_keeps_its_place(written):
                    "On Instagram she shares her travel adventures.", "On Instagram she shares her fashion tips.",
                    "His family moved to Tijuana.", "He picked up the guitar.", "He started playing with local bands.",
                    "He attended St. Paul's School.", "He broke school records.", "He broke district records."]
+
+
+def test_kinds_of_the_nearer_noun_titles_without_inner_stops_and_a_title_list_of_origins(written):
+    out = texts(written.decompose(
+        "Barboza has worked as a model for various fashion brands and magazines, including Vogue and Elle. "
+        "Some of his most popular works include \"Kill Your Darlings,\" \"The Twyning,\" and \"Ms Wiz: Supermodel.\" "
+        "He received several honors, including the Order of Cultural Merit. "
+        "He is the current British, Commonwealth and WBO International heavyweight champion."))
+    assert "Vogue is a magazine." in out and "Elle is a magazine." in out  # not "a fashion brand"
+    assert 'Some of his most popular works include "Kill Your Darlings".' in out
+    assert 'Some of his most popular works include "Ms Wiz: Supermodel".' in out
+    assert "The Order of Cultural Merit is an honor." in out
+    assert "He is British." not in out  # a title's list of bodies, not his nationality

@@ -578,17 +578,18 @@ class RulesDecomposer:
                 rel |= self._commas_around(sent, rel)
                 take_out(rel)
                 body = {t.i for t in tok.subtree} - {c.i for c in rel_subj}
+                clause = self._clause_pieces(tok, body)  # "which combines elements of dancehall and hip-hop": one each
                 if on_attr:
                     # "X is a Y who VP" -> "X is a Y." + "X VP." (seed 002-style atomic facts: the
                     # relative pronoun stands for the copula's subject)
-                    extra.append(_Piece(subj_core | body))
+                    extra.extend(_Piece(subj_core | p.head) for p in clause)
                 else:
                     # the noun the clause is on, not the nouns coordinated with it: "his music, which
                     # often contains …, and his voice" → "His music often contains …"
                     others = {t.i for c in tok.head.children if c.dep_ in ("conj", "cc") and c.i > tok.i for t in c.subtree}
                     head_phrase = self._drop_dangling(
                         sent, {t.i for t in tok.head.subtree} - rel - self._clauses_of(tok.head) - others, keep_stop=False)
-                    extra.append(_Piece(head_phrase, None, body))
+                    extra.extend(_Piece(head_phrase, None, p.head) for p in clause)
         refined: list[_Piece] = []
         for p in pieces + extra:
             refined.extend(self._refine(sent, p, subj_core, copula))
@@ -1054,10 +1055,13 @@ class RulesDecomposer:
         Pradesh." + "Uttar Pradesh is in India." (place names, GPE / LOC entities, separated by
         commas only)."""
         doc = sent.doc
-        ents = [e for e in sent.ents if e.label_ in ("GPE", "LOC") and all(t.i in tokens for t in e)]
+        # a town the small model tags ORG or FAC ("born in Autlán de Navarro, Mexico") is a place after
+        # "in / at / from / near" when a place name follows it
+        ents = [e for e in sent.ents if all(t.i in tokens for t in e) and (e.label_ in ("GPE", "LOC") or (
+            e.label_ in ("ORG", "FAC") and e.start > sent.start and doc[e.start - 1].lower_ in ("in", "at", "from", "near")))]
         out, drop = [], set()
         for a, b in itertools.pairwise(ents):
-            if b.start == a.end + 1 and doc[a.end].text == ",":
+            if b.start == a.end + 1 and doc[a.end].text == "," and b.label_ in ("GPE", "LOC"):
                 out.append(_Piece({t.i for t in a}, "is in", {t.i for t in b}))
                 drop |= {a.end} | {t.i for t in b}
         return tokens - drop, out
@@ -1123,8 +1127,10 @@ class RulesDecomposer:
                         article = {j for j in shared if doc[j].dep_ == "det"}
                         bare = not own_mods & {"det", "amod", "compound", "poss"}
                         take = shared if bare else (article if "det" not in own_mods else set())
+                    elif own_mods & set(shared_deps):  # "the late 1960s and early 1970s": "the" only
+                        take = {j for j in shared if doc[j].dep_ == "det" and doc[j].lower_ == "the"} if not own_mods & {"det", "poss"} else set()
                     else:
-                        take = shared if not own_mods & set(shared_deps) else set()
+                        take = shared
                     # "a record of …, 0 losses and 0 draws": "a" is no article of a plural
                     mine |= {j for j in take if not (g.tag_ in ("NNS", "NNPS") and doc[j].lower_ in ("a", "an"))}
                 pieces.append(_Piece((own - all_conj - glue - {t.i for t in tok.subtree}) | (mine - glue)))
@@ -1139,7 +1145,7 @@ class RulesDecomposer:
         for p in predicates:
             predicates.extend(c for c in p.children if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX")
                               and c not in predicates and c.i in tokens)
-        subj = {t.i for c in verb.children if c.dep_ in ("nsubj", "nsubjpass") for t in c.subtree}
+        subj = {t.i for c in verb.children if c.dep_ in ("nsubj", "nsubjpass") for t in c.subtree} & tokens
         aux = {c.i for c in verb.children if c.dep_ in ("aux", "auxpass", "neg")}
         out: list[_Piece] = []
         for p in predicates:

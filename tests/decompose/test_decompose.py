@@ -295,7 +295,8 @@ def test_shared_qualities_each_nationality_and_a_birthplace_hung_on_the_copula(w
                                   "1947, in Autlán de Navarro, Mexico. He is an accomplished violinist and guitarist."))
     assert out == ["Carlos Santana is Mexican.", "Carlos Santana is American.", "Carlos Santana is a guitarist.",
                    "Carlos Santana is a songwriter.", "Carlos Santana was born on July 20, 1947.",
-                   "Carlos Santana was born in Autlán de Navarro, Mexico.",
+                   "Carlos Santana was born in Autlán de Navarro.",
+                   "Autlán de Navarro is in Mexico.",  # a town tagged ORG, after "in" and before a country
                    "He is an accomplished violinist.", "He is an accomplished guitarist."]
 
 
@@ -363,3 +364,13 @@ def test_kinds_of_the_nearer_noun_titles_without_inner_stops_and_a_title_list_of
     assert 'Some of his most popular works include "Ms Wiz: Supermodel".' in out
     assert "The Order of Cultural Merit is an honor." in out
     assert "He is British." not in out  # a title's list of bodies, not his nationality
+
+
+def test_a_relative_clause_splits_its_objects_and_a_shared_the(written):
+    out = texts(written.decompose(
+        "Santana is known for his distinctive guitar style, which incorporates elements of blues, jazz, and world "
+        "music. He rose to fame in the late 1960s and early 1970s."))
+    assert out[1:4] == ["His distinctive guitar style incorporates elements of blues.",
+                        "His distinctive guitar style incorporates elements of jazz.",
+                        "His distinctive guitar style incorporates elements of world music."]
+    assert "He rose in the early 1970s." in out

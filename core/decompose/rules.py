@@ -612,9 +612,12 @@ class RulesDecomposer:
           X") → the subject + the verb in the tense of the predicate it hangs on (past in a
           past-tense sentence, present in a present-tense one) + the rest of the clause;
         - a contrast with its own subject ("…, while her mother was a professor") → the clause
-          without "while".
+          without "while";
+        - an event with "when" ("His career began in the 1980s when he won the Tastee Talent
+          contest") → "He won the Tastee Talent contest." (fold 0: two more matches).
         A clause whose object is a pronoun ("…, making him the first …") refers to the whole
-        main clause, not to the subject, and stays; so do "when" and "because" clauses, which
+        main clause, not to the subject, and stays; so do a "when" clause of state ("When he
+        was eight years old, …" only dates the main clause) and "because" clauses, which
         FActScore's annotators mostly keep with their main clause."""
         doc = sent.doc
         anchor = tok.head.head if tok.dep_ == "pcomp" else tok.head  # the predicate the clause is on
@@ -622,6 +625,13 @@ class RulesDecomposer:
             return None
         own_subj = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass")]
         mark = [c for c in tok.children if c.dep_ == "mark"]
+        when = [c for c in tok.children if c.dep_ == "advmod" and c.lower_ == "when" and c.i == tok.left_edge.i]
+        if tok.dep_ == "advcl" and own_subj and when and anchor.pos_ == "VERB" and tok.pos_ == "VERB":
+            # "His career began in the 1980s when he won the Tastee Talent contest": an event is a fact of
+            # its own (FActScore's annotators write both); a state ("when he was eight") only dates the other
+            part = {t.i for t in tok.subtree}
+            part |= self._commas_around(sent, part)
+            return part, _Piece({t.i for t in tok.subtree} - {when[0].i})
         if tok.dep_ == "advcl" and own_subj and mark and mark[0].lower_ in _CONTRAST and tok.i > tok.head.i:
             part = {t.i for t in tok.subtree}
             part |= self._commas_around(sent, part)

@@ -374,3 +374,10 @@ def test_a_relative_clause_splits_its_objects_and_a_shared_the(written):
                         "His distinctive guitar style incorporates elements of jazz.",
                         "His distinctive guitar style incorporates elements of world music."]
     assert "He rose in the early 1970s." in out
+
+
+def test_an_event_with_when_is_a_fact_of_its_own_a_state_is_not(written):
+    out = texts(written.decompose("His career began in the 1980s when he won the Tastee Talent contest. "
+                                  "When he was eight years old, his family moved to Tijuana."))
+    assert out == ["His career began in the 1980s.", "He won the Tastee Talent contest.",
+                   "When he was eight years old, his family moved to Tijuana."]

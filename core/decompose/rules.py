@@ -593,6 +593,7 @@ class RulesDecomposer:
         refined: list[_Piece] = []
         for p in pieces + extra:
             refined.extend(self._refine(sent, p, subj_core, copula))
+        refined = self._one_of(sent, refined)
         for p in refined:
             p.head = _whole_quotes(sent, p.head)
             p.tail = _whole_quotes(sent, p.tail) if p.tail else p.tail
@@ -1147,6 +1148,30 @@ class RulesDecomposer:
             return pieces
         return [_Piece(own)]
 
+    @staticmethod
+    def _one_of(sent, pieces: list[_Piece]) -> list[_Piece]:
+        """"Some of his most famous songs include "Oye Como Va" and "Smooth"" → ""Oye Como Va" is one of
+        his most famous songs." per item, as FActScore's annotators write it ("One of her notable films
+        is The Ten Commandments."); "His notable works include X" stays as written, as they keep it."""
+        root = sent.root
+        some = [c for c in root.children if c.dep_ == "nsubj" and c.lower_ in ("some", "many", "several")]
+        if root.lemma_ != "include" or not some:
+            return pieces
+        of = [x for c in some[0].children if c.dep_ == "prep" and c.lower_ == "of" for x in c.children
+              if x.dep_ == "pobj" and x.tag_ in ("NNS", "NNPS")]
+        if not of:
+            return pieces
+        subject = {t.i for t in some[0].subtree}
+        kind = {t.i for t in of[0].subtree}
+        out = []
+        for p in pieces:
+            item = {j for j in p.head if j > root.i and not (sent.doc[j].is_punct and j == sent.end - 1)}
+            if p.copula or p.tail or root.i not in p.head or not subject <= p.head or not item:
+                out.append(p)
+                continue
+            out.append(_Piece(item, "is one of", kind, p.unprinted | {root.i}))
+        return out
+
     def _clause_pieces(self, verb, tokens: set[int]) -> list[_Piece]:
         """A clause of its own with its own subject ("where he picked up the guitar and started playing
         with local bands"): one piece per coordinated predicate, each with the subject (and the auxiliary
@@ -1280,8 +1305,8 @@ def _tidy(text: str) -> str:
     text = re.sub(r"^[,;:\s]+|[,;:\s]+$", "", text)
     text = re.sub(r"(,\s*)+\.", ".", text)
     text = re.sub(r"\b(and|or|but)\s*\.$", ".", text).strip()
-    # a list's comma or the sentence's stop inside a title's closing mark: 'include "Kill Your Darlings,".'
-    text = re.sub(r"[,.;]([\"”])\.?$", r"\1.", text)
+    # a list's comma or the sentence's stop inside a title's closing mark: '"Kill Your Darlings," is …'
+    text = re.sub(r"[,.;]([\"”])(?=\s|\.?$)", r"\1", text)
     # the article of a removed or shared modifier: "an journalist" -> "a journalist"
     text = re.sub(r"\b([Aa])n? (?=([A-Za-z]+))", _article, text)
     if text and text[-1] not in ".!?":

@@ -360,8 +360,9 @@ def test_kinds_of_the_nearer_noun_titles_without_inner_stops_and_a_title_list_of
         "He received several honors, including the Order of Cultural Merit. "
         "He is the current British, Commonwealth and WBO International heavyweight champion."))
     assert "Vogue is a magazine." in out and "Elle is a magazine." in out  # not "a fashion brand"
-    assert 'Some of his most popular works include "Kill Your Darlings".' in out
-    assert 'Some of his most popular works include "Ms Wiz: Supermodel".' in out
+    # "Some of X include A" → "A is one of X", as FActScore's annotators write it
+    assert '"Kill Your Darlings" is one of his most popular works.' in out
+    assert '"Ms Wiz: Supermodel" is one of his most popular works.' in out
     assert "The Order of Cultural Merit is an honor." in out
     assert "He is British." not in out  # a title's list of bodies, not his nationality
 

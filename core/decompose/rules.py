@@ -90,6 +90,12 @@ _QUANTITY = {"number", "string", "series", "variety", "range", "host", "couple",
 # participles that describe a state, not an event: "X, located in Y," → "X is located in Y" (else "X was designed …")
 _STATIVE = {"located", "based", "situated", "headquartered", "known", "named", "called", "considered", "regarded", "made", "composed"}
 # prefixes spaCy's tokenizer splits off with their hyphen ("co-starred" → "co", "-", "starred")
+# what has a release year in brackets (_release_years), and the small words inside a title
+_WORKS = frozenset({"film", "movie", "series", "show", "sitcom", "drama", "programme", "program", "album", "single",
+                    "song", "record", "book", "novel", "play", "opera", "musical", "game", "role", "credit", "work",
+                    "soap", "telenovela", "documentary", "miniseries", "episode", "track", "ep", "title"})
+_TITLE_WORDS = frozenset({"a", "an", "the", "and", "of", "in", "on", "to", "for", "with", "at", "from", "by", "or", "&"})
+_YEARS = re.compile(r"((?:18|19|20)\d\d)(?:\s*[–—-]\s*((?:18|19|20)\d\d|present))?")
 _HYPHEN_PREFIXES = frozenset({"co", "non", "re", "pre", "self", "ex", "anti", "multi", "semi", "vice", "post", "mid"})
 
 
@@ -590,6 +596,7 @@ class RulesDecomposer:
                     head_phrase = self._drop_dangling(
                         sent, {t.i for t in tok.head.subtree} - rel - self._clauses_of(tok.head) - others, keep_stop=False)
                     extra.extend(_Piece(head_phrase, None, p.head) for p in clause)
+        extra.extend(self._release_years(sent))
         refined: list[_Piece] = []
         for p in pieces + extra:
             refined.extend(self._refine(sent, p, subj_core, copula))
@@ -1147,6 +1154,40 @@ class RulesDecomposer:
                 pieces.append(_Piece((own - all_conj - glue - {t.i for t in tok.subtree}) | (mine - glue)))
             return pieces
         return [_Piece(own)]
+
+    @staticmethod
+    def _release_years(sent) -> list[_Piece]:
+        """A work's year in brackets is a fact of its own: "films including True Lies (1994)" → "True
+        Lies was released in 1994."; "the series Buffy the Vampire Slayer (1998–2003)" → "Buffy the
+        Vampire Slayer ran from 1998 to 2003." (FActScore's annotators write one per title). Only in a
+        sentence about works (films, series, albums …): "Marie Curie (1867–1934)" is a life, not a run."""
+        doc = sent.doc
+        if not any(t.lemma_.lower() in _WORKS for t in sent):
+            return []
+        quotes = {b: a for a, b in _quote_spans(sent)}
+        out: list[_Piece] = []
+        for t in sent:
+            if t.text != "(" or t.i - 1 < sent.start:
+                continue
+            close = next((j for j in range(t.i + 1, min(t.i + 6, sent.end)) if doc[j].text == ")"), None)
+            years = _YEARS.fullmatch(doc[t.i + 1 : close].text) if close else None
+            if years is None:
+                continue
+            if t.i - 1 in quotes:  # '"Malhação" (2003-2007)'
+                title = set(range(quotes[t.i - 1], t.i))
+            else:  # capitalised words back to the list's comma or the kind noun: "Jay and Silent Bob Strike Back"
+                j = t.i - 1
+                while j >= sent.start and (doc[j].text[:1].isupper() or doc[j].lower_ in _TITLE_WORDS) and doc[j].text not in "()":
+                    j -= 1
+                while j + 1 < t.i and not doc[j + 1].text[:1].isupper():
+                    j += 1  # no title starts with "and" / "the"
+                title = set(range(j + 1, t.i))
+            if not title or not any(doc[i].text[:1].isupper() for i in title):
+                continue
+            a, b = years[1], years[2]
+            said = f"ran from {a} to {b}" if b else f"was released in {a}"
+            out.append(_Piece(title, said, None, set(range(t.i, close + 1))))
+        return out
 
     @staticmethod
     def _one_of(sent, pieces: list[_Piece]) -> list[_Piece]:

@@ -382,3 +382,14 @@ def test_an_event_with_when_is_a_fact_of_its_own_a_state_is_not(written):
                                   "When he was eight years old, his family moved to Tijuana."))
     assert out == ["His career began in the 1980s.", "He won the Tastee Talent contest.",
                    "When he was eight years old, his family moved to Tijuana."]
+
+
+def test_a_works_year_in_brackets_is_a_fact_of_its_own(written):
+    out = texts(written.decompose(
+        "Dushku has starred in various films including True Lies (1994) and Jay and Silent Bob Strike Back (2001). "
+        "She is best known for the series Buffy the Vampire Slayer (1998–2003). "
+        "She has appeared in soap operas, including \"Malhação\" (2003-2007). Marie Curie (1867–1934) was a chemist."))
+    for fact in ("True Lies was released in 1994.", "Jay and Silent Bob Strike Back was released in 2001.",
+                 "Buffy the Vampire Slayer ran from 1998 to 2003.", '"Malhação" ran from 2003 to 2007.'):
+        assert fact in out
+    assert not any("Curie ran" in c or "Curie was released" in c for c in out)  # a life, not a work

@@ -542,9 +542,9 @@ class RulesDecomposer:
                 extra.append(_Piece(set(subj_core), copula, {t.i for t in role[0].subtree}))
             adverbial = self._adverbial(sent, tok, predicates, subj_core)
             if adverbial is not None:
-                part, claim = adverbial
+                part, claims = adverbial
                 take_out(part)
-                extra.append(claim)
+                extra.extend(claims)
             if tok.dep_ not in ("relcl", "advcl"):
                 continue
             rel_subj = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in _REL_PRONOUNS]
@@ -609,11 +609,11 @@ class RulesDecomposer:
         out = [(self._render(sent, p, topic), self._span(sent, p)) for p in refined]
         return [(t, sp) for t, sp in out if len(t.split()) >= 3] or whole
 
-    def _adverbial(self, sent, tok, predicates: list[Any], subj: set[int]) -> tuple[set[int], _Piece] | None:
+    def _adverbial(self, sent, tok, predicates: list[Any], subj: set[int]) -> tuple[set[int], list[_Piece]] | None:
         """An adverbial clause on one of the sentence's predicates, as a fact of its own
         (FActScore §3.1: annotators write "After appearing in commercials, Dushku landed her
         first role" as "She appeared in commercials." + "She landed her first role."):
-        (tokens leaving the main claim, the clause's claim), or None.
+        (tokens leaving the main claim, the clause's claims: one per predicate and object), or None.
 
         - "after / before / since / upon / while + -ing" ("After appearing in …", "…, before
           moving to Mallorca") and a participle after a comma ("…, performing under the name
@@ -639,21 +639,24 @@ class RulesDecomposer:
             # its own (FActScore's annotators write both); a state ("when he was eight") only dates the other
             part = {t.i for t in tok.subtree}
             part |= self._commas_around(sent, part)
-            return part, _Piece({t.i for t in tok.subtree} - {when[0].i})
+            return part, self._clause_pieces(tok, {t.i for t in tok.subtree} - {when[0].i})
         if tok.dep_ == "advcl" and own_subj and mark and mark[0].lower_ in _CONTRAST and tok.i > tok.head.i:
             part = {t.i for t in tok.subtree}
             part |= self._commas_around(sent, part)
-            return part, _Piece({t.i for t in tok.subtree} - {mark[0].i})
+            return part, self._clause_pieces(tok, {t.i for t in tok.subtree} - {mark[0].i})
         if tok.tag_ != "VBG" or own_subj or not subj:
             return None
         if any(t.dep_ in ("dobj", "dative", "nsubj") and t.lower_ in ("him", "her", "them", "it", "this")
                for c in tok.children for t in (c, *c.children)):
             return None
+        before = tok.left_edge.i - 1
+        while before > sent.start and doc[before].text in ('"', "”", "'", "’"):
+            before -= 1  # '… the busy "Tijuana Strip," perfecting …': the comma inside the closing mark
         if tok.dep_ == "pcomp" and tok.head.dep_ == "prep" and tok.head.lower_ in _TIME_MARKS:
             opener = tok.head  # "After appearing …": spaCy hangs the clause on "After" as a preposition
             part = {t.i for t in opener.subtree}
         elif tok.dep_ == "advcl" and ((mark and mark[0].lower_ in _TIME_MARKS)
-                                      or (not mark and tok.i > tok.head.i and doc[tok.left_edge.i - 1].text == ",")):
+                                      or (not mark and tok.i > tok.head.i and doc[before].text == ",")):
             opener = mark[0] if mark else None
             part = {t.i for t in tok.subtree}
         else:
@@ -663,7 +666,8 @@ class RulesDecomposer:
         body -= {c.i for c in tok.children if c.dep_ in ("aux", "auxpass", "neg")}
         if not body:
             return None
-        return part, _Piece(set(subj), _finite(tok, anchor), body, {tok.i})
+        # "…, perfecting his style and sound" → "He perfected his style." + "He perfected his sound."
+        return part, [_Piece(set(subj), _finite(tok, anchor), p.head, {tok.i}) for p in self._split_objects(tok, body)]
 
     # -- finer splits of one piece: what people split most often -------------------------------
     def _refine(self, sent, piece: _Piece, subj: set[int], copula: str) -> list[_Piece]:

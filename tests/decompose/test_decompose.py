@@ -394,3 +394,8 @@ def test_a_works_year_in_brackets_is_a_fact_of_its_own(written):
                  "Buffy the Vampire Slayer ran from 1998 to 2003.", '"Malhação" ran from 2003 to 2007.'):
         assert fact in out
     assert not any("Curie ran" in c or "Curie was released" in c for c in out)  # a life, not a work
+
+
+def test_a_participle_after_a_quoted_comma_splits_its_objects(written):
+    out = texts(written.decompose('He continued to play along the busy "Tijuana Strip," perfecting his style and sound.'))
+    assert out == ['He continued to play along the busy "Tijuana Strip".', "He perfected his style.", "He perfected his sound."]

@@ -449,6 +449,8 @@ class RulesDecomposer:
         if root.pos_ not in ("VERB", "AUX"):
             return whole
         subj_tokens = {t.i for c in root.children if c.dep_ in ("nsubj", "nsubjpass", "expl") for t in c.subtree}
+        while subj_tokens and sent.doc[max(subj_tokens)].text == ",":  # "Beenie Man, born …": not its comma
+            subj_tokens.discard(max(subj_tokens))
         # the subject's own name, without its parentheticals, appositives and clauses
         subj_core = {i for i in subj_tokens if not self._in_brackets(sent, i)}
         for c in root.children:
@@ -750,6 +752,12 @@ class RulesDecomposer:
                     sg.pop()
             segs = [sg for sg in segs if sg]
             own_verb = any(c.dep_ in ("aux", "auxpass", "nsubj", "nsubjpass") for c in b.children) or b.dep_ in ("ROOT", "conj")
+            participle = (b.lower_ == "born" and b.dep_ == "ROOT" and doc[b.i - 1].text == ","
+                          and not any(c.dep_ in ("aux", "auxpass") for c in b.children))
+            if participle and subj and segs:
+                # "Beenie Man, born Anthony Moses Davis on August 22, 1973, is …": the parser makes "born"
+                # the root; it is a participle on the subject, as in the bracketed form
+                return head - set(right) - {b.i, b.i - 1}, [_Piece(set(subj), "was born", set(sg)) for sg in segs]
             if own_verb and b.dep_ != "csubj":
                 if len(segs) < 2:
                     continue

@@ -399,3 +399,9 @@ def test_a_works_year_in_brackets_is_a_fact_of_its_own(written):
 def test_a_participle_after_a_quoted_comma_splits_its_objects(written):
     out = texts(written.decompose('He continued to play along the busy "Tijuana Strip," perfecting his style and sound.'))
     assert out == ['He continued to play along the busy "Tijuana Strip".', "He perfected his style.", "He perfected his sound."]
+
+
+def test_born_set_off_by_commas_is_a_participle_even_as_the_parsers_root(written):
+    out = texts(written.decompose("Beenie Man, born Anthony Moses Davis on August 22, 1973, is a dancehall artist."))
+    assert out[:2] == ["Beenie Man was born Anthony Moses Davis.", "Beenie Man was born on August 22, 1973."]
+    assert not any("Man," in c for c in out)

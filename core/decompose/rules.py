@@ -678,9 +678,25 @@ class RulesDecomposer:
         powerful style") one per conjunct; nationality apart from occupation ("an American
         actress" → "is American" + "is an actress"); "in Houston, Texas" → "in Houston" + "Houston
         is in Texas". Each rule fires only on the parse shape it names."""
-        if piece.copula or piece.tail:  # appositive and relative-clause claims are built already
-            tail, places = self._places(sent, piece.tail or set())
-            return [_Piece(piece.head, piece.copula, tail, piece.unprinted), *places]
+        if piece.copula or piece.tail:  # appositive and relative-clause claims: their tail splits as a clause does
+            tails = [piece.tail or set()]
+            extra = []
+            if piece.copula in ("is", "was", "is a", "was a") and piece.tail:
+                # "Românul, a political newspaper published in Bucharest" → "… is a political newspaper." +
+                # "Românul was published in Bucharest."
+                for t in [sent.doc[i] for i in sorted(piece.tail)]:
+                    if t.dep_ == "acl" and t.tag_ == "VBN" and t.head.i in piece.tail and t.lower_ != "born":
+                        part = {x.i for x in t.subtree}
+                        tails = [piece.tail - part]
+                        extra.append(_Piece(piece.head, "was", part & piece.tail, piece.unprinted))
+                        break
+            for step in (self._including, self._coordinated_modifiers) if piece.tail else ():
+                tails = [t2 for t in tails for t2 in step(sent, t)][:12]
+            out = []
+            for t in tails:
+                tail, places = self._places(sent, t)
+                out += [_Piece(piece.head, piece.copula, tail, piece.unprinted), *places]
+            return out + [q for p in extra for q in self._refine(sent, p, subj, copula)]
         doc = sent.doc
         head = {i for i in piece.head if not (doc[i].lower_ == "also" and doc[i].dep_ == "advmod")}
         # a discourse opener ("Overall,", "In addition to his writing,") points at the rest of

@@ -405,3 +405,10 @@ def test_born_set_off_by_commas_is_a_participle_even_as_the_parsers_root(written
     out = texts(written.decompose("Beenie Man, born Anthony Moses Davis on August 22, 1973, is a dancehall artist."))
     assert out[:2] == ["Beenie Man was born Anthony Moses Davis.", "Beenie Man was born on August 22, 1973."]
     assert not any("Man," in c for c in out)
+
+
+def test_an_appositive_splits_its_modifiers_and_its_participle(written):
+    out = texts(written.decompose("Arbore was part of the staff of Românul, a political and literary newspaper "
+                                  "published in Bucharest, Romania."))
+    assert out == ["Arbore was part of the staff of Românul.", "Românul was a political newspaper.",
+                   "Românul was a literary newspaper.", "Românul was published in Bucharest.", "Bucharest is in Romania."]

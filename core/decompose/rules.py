@@ -305,6 +305,16 @@ def _origin(tok) -> bool:
     return tok.ent_type_ in ("NORP", "LANGUAGE") or tok.lower_ == "born"
 
 
+def _after_comma(sent, i: int) -> bool:
+    """Token ``i`` follows a comma, quote marks between allowed: '… the busy "Tijuana Strip," perfecting …',
+    'Blacker's first book, "The Transfer," was …'."""
+    doc = sent.doc
+    j = i - 1
+    while j > sent.start and doc[j].text in ('"', "“", "”", "'", "’"):
+        j -= 1
+    return j >= sent.start and doc[j].text == ","
+
+
 def _exemplified(marker, head: set[int], climb: bool = True):
     """The noun an "including" / "such as" list gives examples of. The parser hangs the list on
     the nearest noun ("teams in Spain's La Liga, including …", "the editor of several newspapers,
@@ -629,7 +639,6 @@ class RulesDecomposer:
         main clause, not to the subject, and stays; so do a "when" clause of state ("When he
         was eight years old, …" only dates the main clause) and "because" clauses, which
         FActScore's annotators mostly keep with their main clause."""
-        doc = sent.doc
         anchor = tok.head.head if tok.dep_ == "pcomp" else tok.head  # the predicate the clause is on
         if anchor not in predicates or tok.dep_ not in ("advcl", "pcomp"):
             return None
@@ -651,14 +660,11 @@ class RulesDecomposer:
         if any(t.dep_ in ("dobj", "dative", "nsubj") and t.lower_ in ("him", "her", "them", "it", "this")
                for c in tok.children for t in (c, *c.children)):
             return None
-        before = tok.left_edge.i - 1
-        while before > sent.start and doc[before].text in ('"', "”", "'", "’"):
-            before -= 1  # '… the busy "Tijuana Strip," perfecting …': the comma inside the closing mark
         if tok.dep_ == "pcomp" and tok.head.dep_ == "prep" and tok.head.lower_ in _TIME_MARKS:
             opener = tok.head  # "After appearing …": spaCy hangs the clause on "After" as a preposition
             part = {t.i for t in opener.subtree}
         elif tok.dep_ == "advcl" and ((mark and mark[0].lower_ in _TIME_MARKS)
-                                      or (not mark and tok.i > tok.head.i and doc[before].text == ",")):
+                                      or (not mark and tok.i > tok.head.i and _after_comma(sent, tok.left_edge.i))):
             opener = mark[0] if mark else None
             part = {t.i for t in tok.subtree}
         else:
@@ -901,6 +907,10 @@ class RulesDecomposer:
             noun_phrase = ({t.i for t in noun.subtree} - every) & head
             base = head - every
             outs = [base] + [(head - {t.i for t in noun.subtree}) | nm for nm in names]
+            if noun.dep_ in ("nsubj", "nsubjpass"):  # a subject gets one claim, not one per name of it:
+                # "Her father Philip R. Dushku was a teacher" → by the noun; "His latest album, American
+                # Standard, was released in 2020" → by the name set off by commas
+                outs = outs[1:] if _after_comma(sent, ap.left_edge.i) else [base]
             what = set(noun_phrase) - RulesDecomposer._clauses_of(noun)
             dets = {j for j in what if doc[j].dep_ == "det" and doc[j].head == noun and doc[j].lower_ in ("the", "a", "an")}
             # "The Intoxicating Life is an adult novel": one of a kind, so "a" (the article is re-chosen on render)
@@ -945,7 +955,15 @@ class RulesDecomposer:
                 x.ent_type_ in ("DATE", "TIME", "GPE", "LOC", "FAC", "EVENT") for x in a.subtree)]
             if len(adj) < 2 and not fronted:
                 continue
-            sets = [{x.i for x in a.subtree} & head for a in adj]
+            # "from 2019 to 2020" is one span, not two facts
+            joined = [a for k, a in enumerate(adj) if not (k and a.lower_ in ("to", "until", "through")
+                                                             and adj[k - 1].lower_ == "from" and a.i == adj[k - 1].right_edge.i + 1)]
+            sets = [{x.i for x in a.subtree} & head for a in joined]
+            for k, a in enumerate(adj):
+                if a not in joined:
+                    sets[joined.index(adj[k - 1])] |= {x.i for x in a.subtree} & head
+            if len(sets) < 2 and len(adj) >= 2:
+                continue
             every = set().union(*sets)
             core = head - every
             core -= {j for j in core if doc[j].text == "," and (j + 1 in every or j - 1 in every)}
@@ -1335,7 +1353,11 @@ class RulesDecomposer:
         if piece.copula:
             parts.append(piece.copula)
         if piece.tail:
-            parts.append(self._words(doc, piece.tail, topic, named=bool(topic) and topic in parts[0]))
+            tail = self._words(doc, piece.tail, topic, named=bool(topic) and topic in parts[0])
+            first = doc[min(piece.tail)]
+            if first.i == sent.start and first.pos_ in ("PRON", "DET") and first.text != "I" and tail.startswith(first.text):
+                tail = first.lower_ + tail[len(first.text):]  # "… is her father", not "… is Her father"
+            parts.append(tail)
         return _tidy(" ".join(p for p in parts if p))
 
 

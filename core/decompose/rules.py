@@ -82,6 +82,7 @@ _VAGUE = {"several", "various", "other", "many", "some", "numerous", "different"
 _COMPLEMENTS = ("dobj", "attr", "prep", "ccomp", "xcomp", "acomp", "oprd", "dative", "pobj", "prt", "agent")
 _SHARED_MODS = ("det", "amod", "nummod", "poss", "predet")
 _RELATIONAL_PREPS = {"between", "among", "amongst"}
+_SHARES = {"many", "some", "most", "all", "several", "few", "none", "both", "one", "each", "half"}  # "many of which"
 _TIME_MARKS = {"after", "before", "since", "upon", "while"}  # an -ing clause of these is a fact of its own
 _CONTRAST = {"while", "whereas", "although", "though"}  # a clause of these, with its own subject, too
 # nouns that only count what follows "of": "a number of artists", "a string of hits"
@@ -581,6 +582,19 @@ class RulesDecomposer:
                     for p in clause:
                         p.head |= place
                 extra.extend(clause)
+                continue
+            share = [c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass") and (c.lower_ in _SHARES or c.like_num)
+                     and any(x.lower_ == "of" and any(w.lower_ in ("which", "whom") for w in x.children) for x in c.children)]
+            if share and tok.head.pos_ == "NOUN" and tok.head.tag_ == "NNS":
+                # "more than 20 albums, many of which have been international successes" → "Many of the albums
+                # have been international successes."; "16 wins, 15 of which were by knockout" likewise
+                rel = {t.i for t in tok.subtree}
+                rel |= self._commas_around(sent, rel)
+                take_out(rel)
+                q = share[0]
+                body = {t.i for t in tok.subtree} - {t.i for t in q.subtree}
+                extra.extend(_Piece({q.i}, f"of the {tok.head.text}", p.head, {t.i for t in q.subtree})
+                             for p in self._clause_pieces(tok, body))
                 continue
             noun = tok.head
             if any(c.lower_ in ("who", "whom") for c in rel_subj) and noun.ent_type_ in ("GPE", "LOC", "ORG", "FAC"):

@@ -419,3 +419,10 @@ def test_an_appositive_splits_its_modifiers_and_its_participle(written):
 def test_from_and_to_are_one_span(written):
     out = texts(written.decompose("He held the British title from 2019 to 2020 in London."))
     assert out == ["He held the British title from 2019 to 2020.", "He held the British title in London."]
+
+
+def test_many_of_which_is_a_fact_about_the_plural(written):
+    out = texts(written.decompose("He has released more than 20 albums, many of which have been international successes. "
+                                  "Dubois has built an impressive record with 16 wins, 15 of which were by knockout."))
+    assert out == ["He has released more than 20 albums.", "Many of the albums have been international successes.",
+                   "Dubois has built an impressive record with 16 wins.", "15 of the wins were by knockout."]

@@ -101,7 +101,7 @@ _HYPHEN_PREFIXES = frozenset({"co", "non", "re", "pre", "self", "ex", "anti", "m
 
 
 _DISCOURSE = re.compile(
-    r"^(overall|in addition(?: to .+)?|additionally|furthermore|moreover|however|aside from .+|apart from .+|besides .+|"
+    r"^(overall|in addition(?: to .+)?|additionally|furthermore|moreover|however|aside from .+|apart from .+|besides .+|outside (?:of )?.+|"
     r"since then|in summary|in conclusion|in short|as a result|as such|notably)$", re.IGNORECASE)
 
 

@@ -736,6 +736,8 @@ class RulesDecomposer:
         for h in work:
             h, nat = self._nationality(sent, h, subj, copula)
             out.extend(nat)
+            h, origin = self._from_place(sent, h, subj, copula)
+            out.extend(origin)
             h, places = self._places(sent, h)
             out.append(_Piece(h))
             out.extend(places)
@@ -1125,6 +1127,25 @@ class RulesDecomposer:
                 more = [c for c in t.children if c.dep_ == "conj" and c.i in head]
                 glue = {c.i for c in t.children if c.dep_ in ("cc", "punct") and c.i in head} if more else set()
                 return split({t.i} | {c.i for c in more} | glue, [{t.i}] + [{c.i} for c in more])
+        return head, []
+
+    @staticmethod
+    def _from_place(sent, head: set[int], subj: set[int], copula: str) -> tuple[set[int], list[_Piece]]:
+        """"X is a professional football player from Japan" → "X is a professional football player." +
+        "X is from Japan." (FActScore's annotators write where a person is from as a fact of its own)."""
+        doc = sent.doc
+        if not subj or not subj <= head:
+            return head, []
+        for i in sorted(head):
+            t = doc[i]
+            if not (t.lower_ == "from" and t.dep_ == "prep" and t.head.dep_ == "attr" and t.head.head.pos_ == "AUX"
+                    and t.head.i in head and any(x.ent_type_ in ("GPE", "LOC") for x in t.subtree)):
+                continue
+            place = {x.i for x in t.subtree} & head
+            rest = head - place
+            if len([j for j in rest if not doc[j].is_punct]) <= len(subj) + 1:
+                return head, []
+            return rest, [_Piece(set(subj), copula, place)]
         return head, []
 
     @staticmethod

@@ -426,3 +426,8 @@ def test_many_of_which_is_a_fact_about_the_plural(written):
                                   "Dubois has built an impressive record with 16 wins, 15 of which were by knockout."))
     assert out == ["He has released more than 20 albums.", "Many of the albums have been international successes.",
                    "Dubois has built an impressive record with 16 wins.", "15 of the wins were by knockout."]
+
+
+def test_where_a_person_is_from_is_a_fact_of_its_own(written):
+    out = texts(written.decompose("Ko Itakura is a professional football player from Japan."))
+    assert out == ["Ko Itakura is from Japan.", "Ko Itakura is a professional football player."]

@@ -146,13 +146,19 @@ def _place_chain(tok) -> bool:
     return tok.ent_type_ in places and tok.head.ent_type_ in places and not any(c.dep_ == "cc" for c in tok.head.children)
 
 
+def _inches(tok) -> bool:
+    """A straight double quote right after a number is an inch mark ("He stands at 6'7\""), not a quote."""
+    prev = tok.doc[tok.i - 1] if tok.i > 0 else None
+    return tok.text == '"' and prev is not None and prev.text[-1:].isdigit() and not prev.whitespace_
+
+
 def _quote_spans(sent, longest: int = 12) -> list[tuple[int, int]]:
     """(opening mark, closing mark) token indices of each quoted stretch of the sentence, up to
     ``longest`` words inside: a quoted title ("Art and Life", "Fire and Rain") is one name; a
     longer stretch is a quotation, whose words may be split. Straight quotes pair in order
     (an odd count pairs none); curly ones by direction."""
     doc = sent.doc
-    straight = [t.i for t in sent if t.text == '"']
+    straight = [t.i for t in sent if t.text == '"' and not _inches(t)]
     pairs = list(zip(straight[::2], straight[1::2], strict=False)) if len(straight) % 2 == 0 else []
     opened = None
     for t in sent:
@@ -1354,8 +1360,8 @@ class RulesDecomposer:
         for op, cl in (("(", ")"), ("“", "”")):
             if sum(doc[j].text == op for j in kept) != sum(doc[j].text == cl for j in kept):
                 kept = [j for j in kept if doc[j].text not in (op, cl)]
-        if sum(doc[j].text == '"' for j in kept) % 2:
-            kept = [j for j in kept if doc[j].text != '"']
+        if sum(doc[j].text == '"' and not _inches(doc[j]) for j in kept) % 2:
+            kept = [j for j in kept if doc[j].text != '"' or _inches(doc[j])]
         return set(kept) | ({sent.end - 1} if keep_stop and doc[sent.end - 1].text in ".!" else set())
 
     def _words(self, doc, tokens: set[int], topic: str | None, named: bool = False) -> str:

@@ -432,3 +432,8 @@ def test_many_of_which_is_a_fact_about_the_plural(written):
 def test_where_a_person_is_from_is_a_fact_of_its_own(written):
     out = texts(written.decompose("Ko Itakura is a professional football player from Japan."))
     assert out == ["Ko Itakura is from Japan.", "Ko Itakura is a professional football player."]
+
+
+def test_an_inch_mark_is_no_quote(written):
+    out = texts(written.decompose("He stands at 6'7\" and weighs 220 lbs."))
+    assert out == ["He stands at 6'7\".", "He weighs 220 lbs."]

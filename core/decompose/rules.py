@@ -90,13 +90,13 @@ _QUANTITY = {"number", "string", "series", "variety", "range", "host", "couple",
              "collection", "set", "group", "list", "array", "multitude", "slew", "plethora", "wealth", "majority"}
 # participles that describe a state, not an event: "X, located in Y," → "X is located in Y" (else "X was designed …")
 _STATIVE = {"located", "based", "situated", "headquartered", "known", "named", "called", "considered", "regarded", "made", "composed"}
-# prefixes spaCy's tokenizer splits off with their hyphen ("co-starred" → "co", "-", "starred")
 # what has a release year in brackets (_release_years), and the small words inside a title
 _WORKS = frozenset({"film", "movie", "series", "show", "sitcom", "drama", "programme", "program", "album", "single",
                     "song", "record", "book", "novel", "play", "opera", "musical", "game", "role", "credit", "work",
                     "soap", "telenovela", "documentary", "miniseries", "episode", "track", "ep", "title"})
 _TITLE_WORDS = frozenset({"a", "an", "the", "and", "of", "in", "on", "to", "for", "with", "at", "from", "by", "or", "&"})
 _YEARS = re.compile(r"((?:18|19|20)\d\d)(?:\s*[–—-]\s*((?:18|19|20)\d\d|present))?")
+# prefixes spaCy's tokenizer splits off with their hyphen ("co-starred" → "co", "-", "starred")
 _HYPHEN_PREFIXES = frozenset({"co", "non", "re", "pre", "self", "ex", "anti", "multi", "semi", "vice", "post", "mid"})
 
 
@@ -326,9 +326,9 @@ def _exemplified(marker, head: set[int], climb: bool = True):
     """The noun an "including" / "such as" list gives examples of. The parser hangs the list on
     the nearest noun ("teams in Spain's La Liga, including …", "the editor of several newspapers,
     including …"); the examples belong to the nearest plural noun before them, else (``climb``)
-    to the plural noun up the prepositional chain. Without ``climb`` the kind claims stay on the
-    noun the list hangs on: "Real Madrid is a team" is a fact nobody writes down (fold 0: F1
-    .6225 with the climb → .6213)."""
+    to the plural noun up the prepositional chain. The kind claims (``climb=False``) stay on the
+    noun the list hangs on: "Real Madrid is a team" is a fact nobody writes down (fold 0 F1 .6213
+    with the climb, .6225 without)."""
     noun = marker.head
     if noun.tag_ in ("NNS", "NNPS"):
         # "various fashion brands and magazines, including Vogue": the examples are of the nearer noun
@@ -504,6 +504,7 @@ class RulesDecomposer:
             for p in pieces:
                 if place and born.i not in p.head:
                     p.head -= place | self._commas_around(sent, place)
+
         def take_out(part: set[int]) -> None:
             """A clause that becomes a claim of its own leaves every other claim, those already taken
             out too ("… before moving to Mallorca, where he played …")."""
@@ -515,9 +516,10 @@ class RulesDecomposer:
         # appositives and relative clauses, removed from the pieces, become claims of their own
         for tok in sent:
             if (tok.dep_ == "appos" and tok.pos_ == "NOUN" and tok.head.pos_ in ("PROPN", "NOUN")
-                    and tok.head.dep_ != "attr" and not _title_after_noun(tok)
+                    and tok.head.dep_ != "attr"  # "an author, journalist, and publisher" is a list, not an appositive
+                    and not _title_after_noun(tok)
                     # a count is no identity: "13 wins (12 KOs)" is not "13 wins is 12 KOs"
-                    and not any(c.dep_ == "nummod" for x in (tok, tok.head) for c in x.children)):  # "an author, journalist, and publisher" is a list, not an appositive
+                    and not any(c.dep_ == "nummod" for x in (tok, tok.head) for c in x.children)):
                 ap = {t.i for t in tok.subtree}
                 ap |= self._commas_around(sent, ap)
                 take_out(ap)
@@ -706,7 +708,7 @@ class RulesDecomposer:
         is in Texas". Each rule fires only on the parse shape it names."""
         if piece.copula or piece.tail:  # appositive and relative-clause claims: their tail splits as a clause does
             tails = [piece.tail or set()]
-            extra = []
+            participles = []
             if piece.copula in ("is", "was", "is a", "was a") and piece.tail:
                 # "Românul, a political newspaper published in Bucharest" → "… is a political newspaper." +
                 # "Românul was published in Bucharest."
@@ -714,7 +716,7 @@ class RulesDecomposer:
                     if t.dep_ == "acl" and t.tag_ == "VBN" and t.head.i in piece.tail and t.lower_ != "born":
                         part = {x.i for x in t.subtree}
                         tails = [piece.tail - part]
-                        extra.append(_Piece(piece.head, "was", part & piece.tail, piece.unprinted))
+                        participles.append(_Piece(piece.head, "was", part & piece.tail, piece.unprinted))
                         break
             for step in (self._including, self._coordinated_modifiers) if piece.tail else ():
                 tails = [t2 for t in tails for t2 in step(sent, t)][:12]
@@ -722,7 +724,7 @@ class RulesDecomposer:
             for t in tails:
                 tail, places = self._places(sent, t)
                 out += [_Piece(piece.head, piece.copula, tail, piece.unprinted), *places]
-            return out + [q for p in extra for q in self._refine(sent, p, subj, copula)]
+            return out + [q for p in participles for q in self._refine(sent, p, subj, copula)]
         doc = sent.doc
         head = {i for i in piece.head if not (doc[i].lower_ == "also" and doc[i].dep_ == "advmod")}
         # a discourse opener ("Overall,", "In addition to his writing,") points at the rest of
@@ -969,8 +971,7 @@ class RulesDecomposer:
                 continue
             adj = [c for c in v.children if c.i in head and (
                 (c.dep_ == "prep" and c.lower_ not in ("of", "including") and any(x.dep_ == "pobj" for x in c.children)
-                 # "known for X" / "known as X": what it is known for is its object, not an adjunct
-                 and not _vague_time(c))
+                 and not _vague_time(c))  # "over the years" stays with its clause
                 or (c.dep_ == "npadvmod" and c.ent_type_ == "DATE"))]
             subj = [c for c in v.children if c.dep_ in ("nsubj", "nsubjpass")]
             fronted = [a for a in adj if subj and a.i < subj[0].i and any(  # a when / where, not "in order to …"
@@ -1208,7 +1209,7 @@ class RulesDecomposer:
             for g in group[1:]:
                 all_conj |= {t.i for t in g.subtree}
             glue = _list_glue(group, parts)
-            if tok.dep_ == "attr":  # "an English author, journalist": only the article is shared
+            if tok.dep_ == "attr":  # after a copula: the article and a quality, never the nationality (below)
                 shared_deps = ("det", "amod")
             else:
                 shared_deps = _SHARED_MODS

@@ -82,6 +82,9 @@ _VAGUE = {"several", "various", "other", "many", "some", "numerous", "different"
 _COMPLEMENTS = ("dobj", "attr", "prep", "ccomp", "xcomp", "acomp", "oprd", "dative", "pobj", "prt", "agent")
 _SHARED_MODS = ("det", "amod", "nummod", "poss", "predet")
 _RELATIONAL_PREPS = {"between", "among", "amongst"}
+# verbs that take no object: a place after "X and Y" is theirs too ("lives and works in London")
+_INTRANSITIVE = frozenset({"live", "work", "study", "grow", "teach", "perform", "reside", "die", "retire", "settle",
+                           "compete", "train", "serve", "tour", "rise", "remain", "stay", "appear", "return"})
 _SHARES = {"many", "some", "most", "all", "several", "few", "none", "both", "one", "each", "half"}  # "many of which"
 _TIME_MARKS = {"after", "before", "since", "upon", "while"}  # an -ing clause of these is a fact of its own
 _CONTRAST = {"while", "whereas", "although", "though"}  # a clause of these, with its own subject, too
@@ -488,6 +491,12 @@ class RulesDecomposer:
             if later and pred.pos_ == "VERB" and not any(c.dep_ in _COMPLEMENTS for c in pred.children):
                 # "has written and arranged hundreds of songs": the object after the last verb is shared
                 obj = next((c for c in later[0].children if c.dep_ == "dobj" and c.i > later[0].i), None)
+                if obj is None and (pred.lemma_ in _INTRANSITIVE or any(c.dep_ == "auxpass" for c in root.children)):
+                    # "born and raised in Paris", "lives and works in London": a place or time after the
+                    # last verb is the first one's too; not after a verb that wants an object ("She has
+                    # produced and starred in X" is not "She has produced in X")
+                    obj = next((c for c in later[0].children if c.dep_ == "prep" and c.i > later[0].i
+                                and c.lower_ in ("in", "at", "on", "from", "near")), None)
                 if obj is not None and later[0].i == min(t.i for t in later[0].subtree if t.dep_ != "cc"):
                     own |= {t.i for t in obj.subtree}
             if pred is not root:

@@ -437,3 +437,11 @@ def test_where_a_person_is_from_is_a_fact_of_its_own(written):
 def test_an_inch_mark_is_no_quote(written):
     out = texts(written.decompose("He stands at 6'7\" and weighs 220 lbs."))
     assert out == ["He stands at 6'7\".", "He weighs 220 lbs."]
+
+
+def test_a_place_after_coordinated_verbs_without_objects_is_each_ones(written):
+    out = texts(written.decompose("Curie was born and raised in Warsaw. She lives and works in London. "
+                                  "She has produced and starred in the series Dollhouse."))
+    assert out[:4] == ["Curie was born in Warsaw.", "Curie was raised in Warsaw.", "She lives in London.",
+                       "She works in London."]  # not "Curie was born." / a lost "She lives"
+    assert "She has produced in the series Dollhouse." not in out  # "produced" wants an object

@@ -987,13 +987,14 @@ class RulesDecomposer:
                 x.ent_type_ in ("DATE", "TIME", "GPE", "LOC", "FAC", "EVENT") for x in a.subtree)]
             if len(adj) < 2 and not fronted:
                 continue
-            # "from 2019 to 2020" is one span, not two facts
-            joined = [a for k, a in enumerate(adj) if not (k and a.lower_ in ("to", "until", "through")
-                                                             and adj[k - 1].lower_ == "from" and a.i == adj[k - 1].right_edge.i + 1)]
-            sets = [{x.i for x in a.subtree} & head for a in joined]
+            sets: list[set[int]] = []
             for k, a in enumerate(adj):
-                if a not in joined:
-                    sets[joined.index(adj[k - 1])] |= {x.i for x in a.subtree} & head
+                span = {x.i for x in a.subtree} & head
+                if k and a.lower_ in ("to", "until", "through") and adj[k - 1].lower_ == "from" \
+                        and a.i == adj[k - 1].right_edge.i + 1:
+                    sets[-1] |= span  # "from 2019 to 2020" is one span, not two facts
+                else:
+                    sets.append(span)
             if len(sets) < 2 and len(adj) >= 2:
                 continue
             every = set().union(*sets)

@@ -90,9 +90,10 @@ browser:
 	  else echo "make test needs Chromium: apt-get install chromium as root, or set CLAIMSCOPE_CHROMIUM" >&2; exit 1; fi; }
 
 # The layering contracts (pyproject.toml [tool.importlinter]) first: a broken layer fails fast.
+# --durations: every CI log lists its 25 slowest tests (CI must stay under 30 minutes).
 test: install browser
 	$(VENV)/bin/lint-imports
-	CLAIMSCOPE_REQUIRE_BROWSER=1 $(PY) -m pytest -q
+	CLAIMSCOPE_REQUIRE_BROWSER=1 $(PY) -m pytest -q --durations=25
 
 lint: install
 	$(VENV)/bin/ruff check .

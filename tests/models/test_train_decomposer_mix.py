@@ -67,6 +67,25 @@ def test_precision_is_fp32_or_bf16_autocast_and_nothing_else():
         mixed_precision("fp16")
 
 
+def test_bf16_without_hardware_support_is_kept_but_said(capsys):
+    """A CPU without AVX512-BF16 / AMX emulates bfloat16 (3x slower a step than fp32, measured):
+    the run keeps the precision it was asked for, and says what it costs."""
+    import torch
+
+    from models.train_decomposer import mixed_precision, native_bf16
+
+    assert native_bf16("flags\t: fpu avx2 avx512f avx512_vnni avx512_bf16 amx_tile") is True
+    assert native_bf16("flags\t: fpu avx2 avx512f avx512_vnni") is False
+    assert native_bf16("flags\t: fpu avx2 amx_bf16") is True
+    x = torch.ones(2, 2)
+    with mixed_precision("bf16", native=False):
+        assert (x @ x).dtype == torch.bfloat16
+    assert "bfloat16 is emulated" in capsys.readouterr().err
+    with mixed_precision("bf16", native=True), mixed_precision("fp32", native=False):
+        pass
+    assert capsys.readouterr().err == ""
+
+
 def test_instructgpt_facts_add_one_target_where_people_wrote_facts():
     """``factscore_model_facts``: FActScore's InstructGPT decomposition of a sentence is one more
     example beside the human facts, only for sentences people decomposed (an irrelevant sentence

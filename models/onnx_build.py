@@ -69,12 +69,12 @@ def int8_products_saturate() -> bool:
 
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return False  # other instruction sets' int8 dot products (e.g. Arm's SDOT) do not clip
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-            flags = next((line.partition(":")[2].split() for line in fh if line.startswith("flags")), [])
-    except OSError:
+    from models.cpu import cpu_flags
+
+    flags = cpu_flags()
+    if flags is None:
         return True  # unknown: assume the worst
-    return not {"avx512_vnni", "avx_vnni"} & set(flags)
+    return not {"avx512_vnni", "avx_vnni"} & flags
 EMBEDDER_ONNX_DIR = Path(__file__).resolve().parent / "embedder_onnx"
 
 

@@ -55,6 +55,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import torch
 
 from models.atomic import answer_text, context_of, flat_messages
+from models.cpu import cpu_flags
 from models.llm import EMBEDDED_LLM_FILE, EMBEDDED_LLM_PACKAGE
 from models.train_nli import load_training_state, save_training_state
 
@@ -229,15 +230,10 @@ def answer_loss(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     return torch.nn.functional.cross_entropy(logits.float(), labels[keep])
 
 
-def native_bf16(cpuinfo: str | None = None) -> bool | None:
-    """Whether this CPU multiplies bfloat16 in hardware (the ``avx512_bf16`` or ``amx_bf16``
-    flag of /proc/cpuinfo); None where that cannot be read (not Linux)."""
-    if cpuinfo is None:
-        try:
-            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return None
-    return re.search(r"\b(avx512_bf16|amx_bf16)\b", cpuinfo) is not None
+def native_bf16(flags: frozenset[str] | None) -> bool | None:
+    """Whether a CPU with these flags (``models.cpu.cpu_flags``) multiplies bfloat16 in hardware
+    (AVX512-BF16 or AMX); None where the flags are unknown (not Linux)."""
+    return None if flags is None else bool({"avx512_bf16", "amx_bf16"} & flags)
 
 
 def mixed_precision(precision: str, native: bool | None = True):
@@ -389,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         save_training_state(ckpt, model, opt, sched, {"step": step})
 
     start_step = step
-    autocast = mixed_precision(tr.get("precision", "fp32"), native_bf16())
+    autocast = mixed_precision(tr.get("precision", "fp32"), native_bf16(cpu_flags()))
     budget = (args.max_minutes or tr.get("max_minutes") or 1e9) * 60
     t0 = time.time()
     model.train()

@@ -74,9 +74,10 @@ def test_bf16_without_hardware_support_is_kept_but_said(capsys):
 
     from models.train_decomposer import mixed_precision, native_bf16
 
-    assert native_bf16("flags\t: fpu avx2 avx512f avx512_vnni avx512_bf16 amx_tile") is True
-    assert native_bf16("flags\t: fpu avx2 avx512f avx512_vnni") is False
-    assert native_bf16("flags\t: fpu avx2 amx_bf16") is True
+    assert native_bf16(frozenset({"avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile"})) is True
+    assert native_bf16(frozenset({"avx2", "avx512f", "avx512_vnni"})) is False
+    assert native_bf16(frozenset({"avx2", "amx_bf16"})) is True
+    assert native_bf16(None) is None
     x = torch.ones(2, 2)
     with mixed_precision("bf16", native=False):
         assert (x @ x).dtype == torch.bfloat16
@@ -84,6 +85,19 @@ def test_bf16_without_hardware_support_is_kept_but_said(capsys):
     with mixed_precision("bf16", native=True), mixed_precision("fp32", native=False):
         pass
     assert capsys.readouterr().err == ""
+
+
+def test_cpu_flags_are_the_first_processor_blocks(tmp_path):
+    from models.cpu import cpu_flags
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nmodel name\t: X\nflags\t\t: fpu avx2 avx512_vnni\n\n"
+                    "processor\t: 1\nflags\t\t: fpu sse2\n")
+    assert cpu_flags(str(info)) == frozenset({"fpu", "avx2", "avx512_vnni"})
+    arm = tmp_path / "arm"
+    arm.write_text("processor\t: 0\nFeatures\t: fp asimd\n")
+    assert cpu_flags(str(arm)) == frozenset({"fp", "asimd"})
+    assert cpu_flags(str(tmp_path / "none")) is None
 
 
 def test_instructgpt_facts_add_one_target_where_people_wrote_facts():

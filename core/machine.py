@@ -14,6 +14,8 @@ import os
 import platform
 from functools import cache
 
+from models.cpu import cpu_info
+
 # The instruction-set extensions that select different numeric kernels in torch, onnxruntime
 # and llama.cpp; the rest of /proc/cpuinfo's flags do not change a result.
 _ISA = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
@@ -22,23 +24,11 @@ _ISA = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl
 
 @cache
 def cpu() -> tuple[str, tuple[str, ...]]:
-    """(CPU model name, its numerically relevant ISA extensions). Read once per process: it
-    cannot change while the process runs."""
-    name, flags = platform.processor() or platform.machine(), set()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                key, _, value = line.partition(":")
-                key = key.strip().lower()
-                if key in ("model name", "hardware", "cpu model") and value.strip():
-                    name = value.strip()
-                elif key in ("flags", "features"):
-                    flags.update(value.split())
-                if key == "" and flags:  # the first processor block is enough
-                    break
-    except OSError:  # not Linux: the platform module's name is all there is
-        pass
-    return name, tuple(f for f in _ISA if f in flags)
+    """(CPU model name, its numerically relevant ISA extensions), from the one reader of
+    /proc/cpuinfo (``models.cpu``); off Linux the platform module's name is all there is."""
+    info = cpu_info()
+    name = info.name or platform.processor() or platform.machine()
+    return name, tuple(f for f in _ISA if f in (info.flags or ()))
 
 
 def machine_manifest() -> dict:

@@ -88,16 +88,20 @@ def test_bf16_without_hardware_support_is_kept_but_said(capsys):
 
 
 def test_cpu_flags_are_the_first_processor_blocks(tmp_path):
-    from models.cpu import cpu_flags
+    """One reader serves the int8 default, the bf16 warning and the run manifest's CPU name."""
+    from models.cpu import cpu_flags, cpu_info
 
     info = tmp_path / "cpuinfo"
     info.write_text("processor\t: 0\nmodel name\t: X\nflags\t\t: fpu avx2 avx512_vnni\n\n"
                     "processor\t: 1\nflags\t\t: fpu sse2\n")
     assert cpu_flags(str(info)) == frozenset({"fpu", "avx2", "avx512_vnni"})
+    assert cpu_info(str(info)).name == "X"
     arm = tmp_path / "arm"
-    arm.write_text("processor\t: 0\nFeatures\t: fp asimd\n")
+    arm.write_text("processor\t: 0\nFeatures\t: fp asimd\n\nprocessor\t: 1\nFeatures\t: fp\n\nHardware\t: late\n")
     assert cpu_flags(str(arm)) == frozenset({"fp", "asimd"})
+    assert cpu_info(str(arm)).name is None  # a name after the first block is not read
     assert cpu_flags(str(tmp_path / "none")) is None
+    assert cpu_info(str(tmp_path / "none")).name is None
 
 
 def test_instructgpt_facts_add_one_target_where_people_wrote_facts():

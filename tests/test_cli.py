@@ -127,6 +127,29 @@ def test_bad_input_gives_clear_error_and_leaves_the_db_as_it_was(runner, tmp_pat
     assert dump(db) == before
 
 
+def test_bad_input_on_a_fresh_database_is_refused_before_wiki_vital_is_indexed(runner, tmp_path, monkeypatch):
+    """On an empty database a search or verify indexes the built-in source first (minutes on 2
+    cores): an empty query or claim, or an unknown mode, must be refused before that."""
+    import core.ingest.sources
+
+    def no_indexing(name):
+        raise AssertionError(f"indexed {name} before the input was checked")
+
+    monkeypatch.setattr(core.ingest.sources, "load_builtin", no_indexing)
+    db = tmp_path / "fresh.db"
+    cases = [
+        (["search", "   "], "query is empty"),
+        (["search", "Tokyo", "--mode", "magic"], "unknown retrieval mode"),
+        (["verify", "  "], "claim is empty"),
+        (["verify", "Tokyo is in Japan.", "--mode", "magic"], "must be one of"),
+        (["check", " "], "text is empty"),
+    ]
+    for args, message in cases:
+        res = runner.invoke(app, ["--db", str(db), *args])
+        assert res.exit_code == 2, (args, res.output)
+        assert message in res.output and "first use" not in res.output, (args, res.output)
+
+
 def test_database_problems_exit_4(runner, tmp_path):
     corrupt = tmp_path / "corrupt.db"
     corrupt.write_bytes(b"garbage" * 500)

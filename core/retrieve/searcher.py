@@ -180,6 +180,16 @@ def rank_expanded(
     return rankings["0"] if len(rankings) == 1 else reciprocal_rank_fusion(rankings, rrf_k)[:k]
 
 
+def check_query(query: str, mode: str) -> None:
+    """Refuse a search that cannot run: an unknown mode or an empty query. Callers check before
+    they open sources, so a typo is reported at once, not after a built-in source's first
+    indexing (minutes on a fresh database)."""
+    if mode not in MODES:
+        raise InputError(f"unknown retrieval mode {mode!r} (use {', '.join(MODES)})")
+    if not query.strip():
+        raise InputError("the query is empty")
+
+
 @dataclass
 class Hit:
     """One retrieved passage with every retriever's score and rank (1-based)."""
@@ -306,10 +316,7 @@ class Searcher:
     ) -> dict[str, Ranked]:
         """Raw rankings: ``{"bm25": …, "dense": …, "hybrid": …}`` as the mode needs; the
         expansion modes need the claim's :class:`~core.retrieve.expand.Expansion`."""
-        if mode not in MODES:
-            raise InputError(f"unknown retrieval mode {mode!r} (use {', '.join(MODES)})")
-        if not query.strip():
-            raise InputError("the query is empty")
+        check_query(query, mode)
         srcs = self.sources(sources)
         if mode in EXPANSION_MODES:
             if expansion is None or expansion.method != mode:

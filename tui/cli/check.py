@@ -55,10 +55,11 @@ def search(
     sentence. With --mode hyde / query2doc the LLM's pseudo-document is shown on stderr,
     marked as generated: it shapes the query and is never evidence."""
     from core.pipeline.stored import expand_cached
-    from core.retrieve.searcher import EMBEDDING_MODES
+    from core.retrieve.searcher import EMBEDDING_MODES, check_query
     from core.settings import check_text_size
 
     mode = mode or settings_of(ctx).mode
+    check_query(query, mode)  # before the sources are opened (a fresh database indexes wiki-vital first)
     if sentences and mode not in EMBEDDING_MODES:
         raise_input(f"--sentences ranks sentences by their vectors: use a mode that has them ({', '.join(EMBEDDING_MODES)}), "
                     f"not {mode}")
@@ -158,6 +159,8 @@ def verify(
     from core.pipeline.runner import verify_claim
     from core.settings import check_text_size
 
+    if not claim.strip():  # before the sources are opened (a fresh database indexes wiki-vital first)
+        raise_input("the claim is empty")
     check_text_size(claim, "the claim")
     s = run_settings_of(ctx, mode=mode, top_k=k, verifier=verifier, grounding=grounding)
     mode, k, verifier, grounding = s.mode, s.top_k, s.verifier, s.grounding

@@ -14,7 +14,7 @@ import os
 import platform
 from functools import cache
 
-from models.cpu import cpu_info
+from models.cpu import cpu_info, cpu_name
 
 # The instruction-set extensions that select different numeric kernels in torch, onnxruntime
 # and llama.cpp; the rest of /proc/cpuinfo's flags do not change a result.
@@ -26,9 +26,7 @@ _ISA = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl
 def cpu() -> tuple[str, tuple[str, ...]]:
     """(CPU model name, its numerically relevant ISA extensions), from the one reader of
     /proc/cpuinfo (``models.cpu``); off Linux the platform module's name is all there is."""
-    info = cpu_info()
-    name = info.name or platform.processor() or platform.machine()
-    return name, tuple(f for f in _ISA if f in (info.flags or ()))
+    return cpu_name(), tuple(f for f in _ISA if f in (cpu_info().flags or ()))
 
 
 def machine_manifest() -> dict:

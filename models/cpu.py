@@ -10,6 +10,7 @@ serves all three (``models`` never imports ``core``, so the reader lives here).
 
 from __future__ import annotations
 
+import platform
 from dataclasses import dataclass
 from functools import cache
 
@@ -51,3 +52,9 @@ def cpu_flags(path: str = "/proc/cpuinfo") -> frozenset[str] | None:
     """The flags of the first processor block of ``path`` (``flags`` on x86, ``Features`` on
     Arm), or None where it cannot be read (not Linux)."""
     return cpu_info(path).flags
+
+
+def cpu_name() -> str:
+    """The CPU's name for logs and manifests: ``/proc/cpuinfo``'s, else the platform module's
+    (empty on Linux, hence the file first), else the architecture."""
+    return cpu_info().name or platform.processor() or platform.machine()

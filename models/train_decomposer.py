@@ -55,7 +55,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import torch
 
 from models.atomic import answer_text, context_of, flat_messages
-from models.cpu import cpu_flags, cpu_info
+from models.cpu import cpu_flags, cpu_name
 from models.llm import EMBEDDED_LLM_FILE, EMBEDDED_LLM_PACKAGE
 from models.train_nli import load_training_state, save_training_state
 
@@ -371,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
                   dropped_too_long=dropped, steps=total, batch_size=tr["batch_size"], epochs=tr["epochs"],
                   trainable_params=sum(p.numel() for p in model.parameters() if p.requires_grad),
                   torch=torch.__version__, python=platform.python_version(), threads=args.threads,
-                  machine=platform.machine(), cpu=cpu_info().name or platform.processor())
+                  machine=platform.machine(), cpu=cpu_name())
 
     def save_ckpt() -> None:
         from peft import get_peft_model_state_dict

@@ -54,7 +54,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numpy as np
 import torch
 
-from models.cpu import cpu_info
+from models.cpu import cpu_name
 
 LABELS = ["entailment", "neutral", "contradiction"]
 LABEL2ID = {name: i for i, name in enumerate(LABELS)}
@@ -1394,7 +1394,7 @@ def main(argv: list[str] | None = None) -> int:
             "lr": tcfg["lr"], "batch_size": bs, "max_length": tcfg["max_length"],
         },
         "wall_seconds": round(time.time() - t_start, 1),
-        "hardware": {"platform": platform.platform(), "processor": cpu_info().name or platform.processor(),
+        "hardware": {"platform": platform.platform(), "processor": cpu_name(),
                      "cpu_count": os.cpu_count(), "torch": torch.__version__,
                      "python": platform.python_version(), "nice": os.nice(0),
                      "compute": (f"CUDA {torch.cuda.get_device_name(device)} (training); " if device.type == "cuda" else "")

@@ -104,6 +104,17 @@ def test_cpu_flags_are_the_first_processor_blocks(tmp_path):
     assert cpu_info(str(tmp_path / "none")).name is None
 
 
+def test_cpu_name_falls_back_to_the_platform_where_cpuinfo_names_none(monkeypatch):
+    import models.cpu
+
+    monkeypatch.setattr(models.cpu, "cpu_info", lambda: models.cpu.CpuInfo(None, None))
+    monkeypatch.setattr(models.cpu.platform, "processor", lambda: "")
+    monkeypatch.setattr(models.cpu.platform, "machine", lambda: "x86_64")
+    assert models.cpu.cpu_name() == "x86_64"
+    monkeypatch.setattr(models.cpu, "cpu_info", lambda: models.cpu.CpuInfo("AMD EPYC", None))
+    assert models.cpu.cpu_name() == "AMD EPYC"
+
+
 def test_instructgpt_facts_add_one_target_where_people_wrote_facts():
     """``factscore_model_facts``: FActScore's InstructGPT decomposition of a sentence is one more
     example beside the human facts, only for sentences people decomposed (an irrelevant sentence

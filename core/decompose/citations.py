@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, replace
 
 from core.decompose.base import Claim, Decomposer
+from core.markdown import markdown_to_prose
 
 _MARKER = re.compile(r"\s*\[(\d+(?:\s*[-–,]\s*\d+)*)\]")
 _REFERENCE = re.compile(r"^\s*\[(\d+)\]\s*(.+?)\s*$")
@@ -81,22 +82,39 @@ class CitedClaim:
 
 
 def decompose_cited(text: str, decomposer: Decomposer, sentence_ends: list[int] | None = None) -> list[CitedClaim]:
-    """Decompose a cited answer; each claim keeps the markers of the sentence it came from
-    (markers after the claim's span, up to the end of its sentence, in the original text)."""
-    clean, markers, offsets = strip_markers(text)
+    """Decompose an answer as a reader reads it: a Markdown answer's layout becomes prose first
+    (core/markdown.py), then its ``[n]`` markers are taken out; each claim keeps the
+    markers of the sentence it came from (markers after the claim's span, up to the end of its
+    sentence) and its span in the original text."""
+    prose = markdown_to_prose(text)
+    md = prose.text
+    clean, markers, offsets = strip_markers(md)
     claims = decomposer.decompose(clean)
     out = []
     for c in claims:
-        start, end = offsets[c.span[0]], offsets[c.span[1]] if c.span[1] < len(offsets) else len(text)
+        # a span without the whitespace around it (a parsed sentence's span can end with its line
+        # break, and the sentence end would then be looked for in the next line)
+        lo, hi = _trimmed(clean, *c.span)
+        start, end = offsets[lo], offsets[hi] if hi < len(offsets) else len(md)
         # the claim's sentence ends at the next sentence-final punctuation after its span (clean text)
-        stop_clean = _sentence_end(clean, c.span[1])
-        stop = offsets[stop_clean] if stop_clean < len(offsets) else len(text)
+        stop_clean = _sentence_end(clean, hi)
+        stop = offsets[stop_clean] if stop_clean < len(offsets) else len(md)
         # markers that belong to this sentence: inside the claim span or after it up to the sentence end,
         # including markers placed right after the final period
-        cited = [mk for mk in markers if start <= mk.span[0] <= _after_trailing(text, stop, markers)]
+        cited = [mk for mk in markers if start <= mk.span[0] <= _after_trailing(md, stop, markers)]
         ids = tuple(dict.fromkeys(i for mk in cited for i in mk.ids))
-        out.append(CitedClaim(replace(c, span=(start, end)), ids))
+        out.append(CitedClaim(replace(c, span=prose.span(start, end, len(text))), ids))
     return out
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    """``(start, end)`` moved inwards past whitespace; a span of whitespace only stays as it is."""
+    lo, hi = start, min(end, len(text))
+    while lo < hi and text[lo].isspace():
+        lo += 1
+    while hi > lo and text[hi - 1].isspace():
+        hi -= 1
+    return (lo, hi) if lo < hi else (start, end)
 
 
 def _sentence_end(clean: str, pos: int) -> int:

@@ -42,7 +42,7 @@ from dataclasses import dataclass, replace
 
 from core.decompose import rules
 from core.decompose.base import Claim, Decomposer, code_hash
-from core.decompose.rules import check_worthiness
+from core.decompose.rules import check_worthiness, states_something
 from core.text import STOPWORDS, words
 from models.llm import FENCE_RULE, LLMOutputError, Message, fence
 from models.registry import ModelError
@@ -275,7 +275,7 @@ def walk_sentences(
             continue
         sentence = text[start:end]
         subj = [t for t in sent if t.dep_ in ("nsubj", "nsubjpass") and t.head == sent.root]
-        reason = check_worthiness(sentence, sent.root.tag_, bool(subj))
+        reason = check_worthiness(sentence, sent.root.tag_, bool(subj), states_something(sent))
         if reason:
             walk.claims.append(Claim(len(walk.claims), sentence, (start, end), checkable=False, note=reason))
             continue

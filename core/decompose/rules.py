@@ -378,11 +378,16 @@ def _hyphenated(tok) -> bool:
     return glued_before or glued_after
 
 
-def check_worthiness(sentence: str, root_tag: str | None = None, has_subject: bool = True) -> str | None:
-    """Why a sentence is not checkable (``None`` when it is)."""
+def check_worthiness(sentence: str, root_tag: str | None = None, has_subject: bool = True,
+                     states_something: bool = True) -> str | None:
+    """Why a sentence is not checkable (``None`` when it is). ``states_something`` is False for
+    a fragment with no verb, no name and no number ("Key facts:", "Early life", a list's
+    lead-in): it asserts nothing a source could support or refute (:func:`states_something`)."""
     s = sentence.strip()
     if s.endswith("?"):
         return "question"
+    if not states_something:
+        return "fragment"
     if _ABSTAIN.search(s):
         return "abstention"
     if _OPINION.search(s):
@@ -390,6 +395,14 @@ def check_worthiness(sentence: str, root_tag: str | None = None, has_subject: bo
     if _ADVICE.search(s) or (root_tag == "VB" and not has_subject):
         return "advice"
     return None
+
+
+def states_something(sent) -> bool:
+    """Whether a parsed sentence can state a fact: it has a verb, a name or a number. Chat
+    answers carry labels and lead-ins ("Key facts:", "Summary"); checked as claims, the verifier
+    reads them as entailed by almost any passage. A telegraphic list item with a name or a
+    number ("Nobel Prize in Physics (1921)") stays checkable."""
+    return any(t.pos_ in ("VERB", "AUX", "PROPN", "NUM") or t.ent_type_ for t in sent)
 
 
 @dataclass
@@ -452,7 +465,7 @@ class RulesDecomposer:
                 continue
             source = text[sent.start_char : sent.end_char].strip()
             subj = [t for t in sent if t.dep_ in ("nsubj", "nsubjpass") and t.head == sent.root]
-            reason = check_worthiness(sent.text, sent.root.tag_, bool(subj))
+            reason = check_worthiness(sent.text, sent.root.tag_, bool(subj), states_something(sent))
             span = (sent.start_char, sent.end_char)
             if reason:
                 claims.append(Claim(len(claims), source, span, checkable=False, note=reason))

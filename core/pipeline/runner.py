@@ -16,7 +16,9 @@ from typing import Any
 
 import sqlite_utils
 
-from core.decompose.base import Claim, Decomposer
+from core import markdown
+from core.decompose import citations
+from core.decompose.base import Claim, Decomposer, code_hash
 from core.decompose.citations import CitedClaim, decompose_cited
 from core.diagnostics.characteristics import parse_partial_date
 from core.errors import InputError, NotFoundError
@@ -103,6 +105,9 @@ class Pipeline:
         if mode in ("hyde", "query2doc") and (expander is None or expander.method != mode):
             raise InputError(f"retrieval mode {mode} needs a {mode} query expander (an LLM)")
         self._manifest_key: str | None = None
+        # how an answer's layout and [n] markers are read before its decomposer sees it: a changed
+        # reading never serves a decomposition the earlier one cached
+        self._layout_code = code_hash(markdown.__file__, citations.__file__)
 
     def config(self) -> dict[str, Any]:
         config = {
@@ -186,7 +191,7 @@ class Pipeline:
         # the decomposer's own identity (the rules' code hash, the atomic adapter's settings): a
         # changed decomposer never reads a decomposition the old one cached
         identity = getattr(self.decomposer, "identity", None)
-        return cache.key_of({"decomposer": self.decomposer.name, "model": model,
+        return cache.key_of({"decomposer": self.decomposer.name, "model": model, "layout": self._layout_code,
                              **({"identity": identity} if identity is not None else {})})
 
     def _decompose(self, text: str) -> tuple[list[CitedClaim], bool]:

@@ -42,6 +42,8 @@ def test_folder_and_csv(tmp_path):
     (folder / "ignored.bin").write_bytes(b"\x00\x01")
     docs = load_documents(folder)
     assert [(d.ext_id, d.title) for d in docs] == [("a.md", "Alpha"), ("sub/b.txt", "b")]
+    # a Markdown file is read as prose: its heading a sentence of its own, the mark gone
+    assert [d.text for d in docs] == ["Alpha.\n\nAlpha is the first letter.", "Beta comes second."]
 
     csv_path = tmp_path / "d.csv"
     csv_path.write_text('key,body,head\nk1,"Text with ""quotes"", and a comma",Head 1\nk2,Second,Head 2\n')

@@ -105,6 +105,7 @@ def decompose(
     gives one output line per claim, tagged with the input's id."""
     from rich.text import Text
 
+    from core.decompose.citations import decompose_cited
     from tui.console import err, out
 
     if (text is None) == (jsonl is None):
@@ -115,7 +116,8 @@ def decompose(
     settings = settings_of(ctx)
     dec = workbench_of(ctx, llm=llm).decomposer(decomposer or settings.decomposer, standalone=standalone)
     for ext_id, body in items:
-        claims = dec.decompose(body)
+        # as a check splits it: a Markdown answer's layout read as prose, [n] markers kept apart
+        claims = [c.claim for c in decompose_cited(body, dec)]
         for warning in getattr(dec, "warnings", []):
             err.print(f"claimscope: warning: {'input ' + str(ext_id) + ': ' if ext_id else ''}{warning}", markup=False)
         for c in claims:

@@ -1,0 +1,120 @@
+"""Markdown answers read as prose: the claims of a chat answer, an exact map back onto it, plain
+answers untouched, fragments not checked, Markdown documents as evidence."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.decompose.citations import decompose_cited
+from core.decompose.rules import RulesDecomposer
+from core.errors import InputError
+from core.markdown import looks_like_markdown, markdown_to_prose
+from core.pipeline.given import load_given_files
+
+# how a chat model answers: a heading, bold, a lead-in and a list with citations, a quote, a
+# numbered list, code and a struck-through line
+ANSWER = """## Summary
+
+**Albert Einstein** (1879–1955) was a German-born physicist [1]. Key facts:
+
+- He developed the theory of *relativity*.
+- He received the 1921 Nobel Prize in Physics for the photoelectric effect [2].
+- ~~He was born in Munich.~~ Einstein emigrated to the United States in 1933
+
+```python
+print("E = mc^2")
+```
+
+1. Einstein was born in Ulm.
+2. He died in [Princeton](https://en.wikipedia.org/wiki/Princeton,_New_Jersey).
+"""
+
+
+@pytest.fixture(scope="module")
+def rules():
+    return RulesDecomposer()
+
+
+def test_a_chat_answer_in_markdown_gives_the_claims_of_its_prose(rules):
+    cited = decompose_cited(ANSWER, rules)
+    got = [(c.claim.text, c.claim.checkable, c.citations) for c in cited]
+    assert got == [
+        ("Albert Einstein was German-born.", True, (1,)),
+        ("Albert Einstein (1879–1955) was a physicist.", True, (1,)),
+        ("Key facts.", False, ()),  # the lead-in: a fragment, shown but not checked
+        ("Albert Einstein developed the theory of relativity.", True, ()),  # not its neighbour's [2]
+        ("Albert Einstein received the 1921 Nobel Prize in Physics for the photoelectric effect.", True, (2,)),
+        ("Einstein emigrated to the United States.", True, ()),
+        ("Einstein emigrated in 1933.", True, ()),
+        ("Einstein was born in Ulm.", True, ()),
+        ("Albert Einstein died in Princeton.", True, ()),
+    ]
+    # before: "## Summary was German-born.", "1." and "2." were claims, the list one sentence
+    spans = [ANSWER[c.claim.span[0] : c.claim.span[1]] for c in cited]
+    assert spans[0].startswith("Albert Einstein") and spans[2] == "Key facts:"
+    assert spans[3] == "He developed the theory of *relativity*."
+    assert spans[-1].startswith("He died in [Princeton](")
+    assert all("Munich" not in c.claim.text and "print" not in c.claim.text for c in cited)
+
+
+def test_a_plain_answer_is_left_exactly_as_it_is(data_dir):
+    """No FActScore answer shows a Markdown mark: the pass leaves every one untouched, so the
+    decomposers' benchmark figures cannot move with it."""
+    n = 0
+    for name in ("ChatGPT_dev", "InstructGPT_dev", "PerplexityAI_dev"):
+        for line in (data_dir / "factscore" / f"{name}.jsonl").read_text().splitlines():
+            text = json.loads(line)["output"]
+            prose = markdown_to_prose(text)
+            assert not looks_like_markdown(text)
+            assert prose.text == text and prose.span(0, len(text)) == (0, len(text))
+            n += 1
+    assert n == 111  # 37 answers a file
+
+
+pieces = st.sampled_from([
+    "# Title\n", "Title\n====\n", "- ", "* ", "1. ", "2) ", "> ", "  ", "**bold**", "__strong__", "*it*", "_it_",
+    "`code`", "[text](https://a.example/x)", "[3](https://a.example)", "![img](p.png)", "~~gone~~", "```\ncode\n```\n",
+    "word", " ", "\n", "\n\n", "\r\n", ".", ":", ",", ";", "[1]", "my_var", "2*3*4", "|a|b|\n", "|---|---|\n", "---\n",
+])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(pieces, min_size=1, max_size=25), st.booleans())
+def test_every_prose_character_maps_back_onto_the_answer(parts, keep_headings):
+    text = "".join(parts)
+    prose = markdown_to_prose(text, keep_headings)
+    assert len(prose.starts) == len(prose.ends) == len(prose.text)
+    last = 0
+    for ch, a, b in zip(prose.text, prose.starts, prose.ends, strict=True):
+        assert 0 <= a <= b <= len(text) and a >= last  # in order, inside the answer
+        last = a
+        if a == b:  # inserted: a sentence end or a block's line break
+            assert ch in ".\n"
+        else:  # kept, or one mark replaced: a line break inside a block, a final ":" / "," / ";"
+            assert text[a:b] == ch or (ch == " " and text[a:b] in ("\n", "\r\n")) or (ch == "." and text[a:b] in ":,;")
+
+
+def test_fragments_are_shown_but_not_checked(rules):
+    def notes(text):
+        return [(c.text, c.note) for c in rules.decompose(text)]
+
+    assert notes("Early life. Marie Curie was born in Warsaw.") == [
+        ("Early life.", "fragment"), ("Marie Curie was born in Warsaw.", None)]
+    # a telegraphic item with a name or a number still says something
+    assert notes("Nobel Prize in Physics (1921).") == [("Nobel Prize in Physics (1921).", None)]
+
+
+def test_markdown_documents_are_evidence_as_prose(tmp_path):
+    notes = tmp_path / "curie.md"
+    notes.write_text("# Marie Curie\n\n* Born in **Warsaw**, 1867\n* Two Nobel Prizes ([source](https://x.example))\n")
+    (doc,) = load_given_files([notes])
+    assert doc.title == "Marie Curie"
+    assert doc.text == "Marie Curie.\n\n\nBorn in Warsaw, 1867.\nTwo Nobel Prizes (source)."
+    code = tmp_path / "code.md"
+    code.write_text("```\nprint(1)\n```\n")
+    with pytest.raises(InputError, match="no text outside its Markdown marks"):
+        load_given_files([code])

@@ -204,6 +204,9 @@ def main() -> None:
                     help="lower the end-of-answer logit by this much once a fact has begun (AtomicDecomposer.end_bias)")
     ap.add_argument("--split-longer", type=int, default=0,
                     help="give facts of at least this many words back to the model (AtomicDecomposer.split_longer)")
+    ap.add_argument("--negation-guard", choices=("on", "off"), default="on",
+                    help="off: keep facts that drop their sentence's negation (AtomicDecomposer.negation_guard, "
+                         "measured in session 30); the facts it dropped go to --dump-claims' file")
     ap.add_argument("--json", type=Path, required=True)
     args = ap.parse_args()
     if args.compare:
@@ -224,7 +227,7 @@ def main() -> None:
                                                 if in_fold(x.topic, args.fold)][: args.limit or None]]
     out: dict = {"paths": [str(p) for p in args.path], "fold": args.fold, "limit": args.limit, "memo": args.memo,
                  "standalone": args.standalone, "guard": args.guard, "end_bias": args.end_bias,
-                 "split_longer": args.split_longer, "runtimes": {},
+                 "split_longer": args.split_longer, "negation_guard": args.negation_guard, "runtimes": {},
                  "load_average_start": os.getloadavg()}
     counts, recs = {}, {}
     for rt in runtimes:
@@ -233,6 +236,7 @@ def main() -> None:
         if args.guard == "relation-words":
             dec.relation_words = RELATION_WORDS
         dec.end_bias, dec.split_longer = args.end_bias, args.split_longer
+        dec.negation_guard = args.negation_guard == "on"
         model = dec.llm.ref.manifest()
         if (rt == "merged") != bool(model.get("lora_merged")):
             raise SystemExit(f"runtime {rt}: the decomposer loaded {model['path']} (is the merged model built?)")
@@ -280,6 +284,7 @@ def main() -> None:
         print(json.dumps(out["paired"], indent=1), file=sys.stderr)
     if args.dump_claims:
         args.dump_claims.write_text(json.dumps({rt: recs[rt] for rt in runtimes}) + "\n")
+        args.dump_claims.with_suffix(".negation.json").write_text(json.dumps(dec.dropped_negation, indent=1) + "\n")
     out["load_average_end"] = os.getloadavg()
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(out, indent=1) + "\n")

@@ -14,6 +14,8 @@ German-born." and "1.". This pass writes what a reader reads:
   dropped, and every list item, like every paragraph, ends as a sentence: a block whose last
   word has no sentence-final punctuation gets a period (a zero-width insertion, so the map
   stays exact), and a lead-in's final colon or an item's final comma / semicolon becomes one;
+- a reference section ("Sources:", "## References", "See also") is dropped with the list or the
+  bare links under it, up to the next paragraph or heading: it names sources, it states nothing;
 - emphasis (``**``, ``__``, ``*``, ``_``) and inline-code backticks are dropped around their
   text, struck-through text (``~~…~~``) is dropped with its text (its author withdrew it),
   links keep their text (``[text](url)`` → text; a numbered link ``[2](url)`` stays the
@@ -44,6 +46,10 @@ _RULE = re.compile(r"^[ \t]{0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){
 _ITEM = re.compile(r"^([ \t]*)(?:[-*+]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
 _QUOTE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+")
 _TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$")
+# the label of an answer's reference section, and a line that is only a link
+_REFERENCES = re.compile(r"(?i)(?:sources?|references?|citations?|bibliography|works cited|further reading|"
+                         r"see also|links|learn more|read more)\s*:?")
+_URL_ONLY = re.compile(r"(?i)(?:\[\d+\]\s*)?(?:https?://|www\.)\S+")
 # inline marks, in the order they are undone
 _IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\n]*\)")
 _LINK = re.compile(r"\[([^\]\n]+)\]\((?:[^)\s]+)(?:[ \t]+\"[^\"\n]*\")?\)")
@@ -107,12 +113,19 @@ def markdown_to_prose(text: str, keep_headings: bool = False) -> Mapped:
     block: list[Mapped] = []  # the current paragraph or list item, line by line
     block_lines = 0
     fence: str | None = None
+    is_item = False  # the current block is a list item
+    references = False  # inside a "Sources:" section: its items are references, not statements
 
     def close() -> None:
-        nonlocal block, block_lines
+        nonlocal block, block_lines, is_item, references
         if block:
-            parts.append(_end_as_sentence(Mapped.join(block)))
-        block, block_lines = [], 0
+            joined = Mapped.join(block)
+            if _REFERENCES.fullmatch(joined.text.strip()):
+                references = True
+            elif not (references and (is_item or _URL_ONLY.fullmatch(joined.text.strip()))):
+                references = False
+                parts.append(_end_as_sentence(joined))
+        block, block_lines, is_item = [], 0, False
 
     for found in _LINE.finditer(text):
         raw, line_start = found.group(), found.start()
@@ -144,7 +157,9 @@ def markdown_to_prose(text: str, keep_headings: bool = False) -> Mapped:
         if heading or _RULE.match(body) or _TABLE_RULE.match(body):
             close()
             title = body[heading.end():].rstrip().rstrip("#").rstrip() if heading else ""
-            if keep_headings and title.strip():
+            if heading:
+                references = bool(_REFERENCES.fullmatch(_inline(Mapped.identity(title)).text.strip()))
+            if keep_headings and title.strip() and not references:
                 at = line_start + heading.end()
                 block = [_inline(Mapped.identity(title, at))]
                 close()
@@ -158,6 +173,7 @@ def markdown_to_prose(text: str, keep_headings: bool = False) -> Mapped:
         if item or body.lstrip().startswith("|"):  # a list item or a table row starts a block
             close()
             content_at += item.end() if item else 0
+            is_item = bool(item)
         content_at += len(body[content_at:]) - len(body[content_at:].lstrip())  # a continuation's indent
         line = _inline(Mapped.identity(body[content_at:], line_start + content_at))
         if not line.text.strip():

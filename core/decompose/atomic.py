@@ -63,6 +63,7 @@ from core.decompose.llm import (
     _key,
     _tidy,
     invented_words,
+    lost_negation,
     walk_sentences,
 )
 from core.decompose.rules import answer_subject
@@ -112,6 +113,7 @@ class AtomicDecomposer:
         fallback_factory: Callable[[], Decomposer] | None = None, max_tokens: int = 160,
         complement: bool = True, resolve_pronouns: bool = True,
         relation_words: frozenset[str] = frozenset(), end_bias: float = 0.0, split_longer: int = 0,
+        negation_guard: bool = True,
     ) -> None:
         """``llm`` is a models.llm.LLM loaded with the adapter (``lora_path``); ``complement``
         adds the rules decomposer's claims the model did not cover; ``resolve_pronouns`` names
@@ -120,7 +122,9 @@ class AtomicDecomposer:
         docstring); ``end_bias`` lowers the end-of-answer logit once a fact has begun, so the
         model writes more of its facts (models.llm.LLM.generate; 0: greedy as trained);
         ``split_longer`` > 0 gives each fact of at least that many words back to the model as a
-        sentence, and its facts replace it when there are two or more (:meth:`split_long`)."""
+        sentence, and its facts replace it when there are two or more (:meth:`split_long`);
+        ``negation_guard`` drops a fact that states without its "not" what the sentence negates
+        (:func:`core.decompose.llm.lost_negation`; False only to measure it)."""
         self.llm = llm
         self.end_bias = end_bias
         self.split_longer = split_longer
@@ -128,12 +132,14 @@ class AtomicDecomposer:
         self.complement = complement
         self.resolve_pronouns = resolve_pronouns
         self.relation_words = relation_words
+        self.negation_guard = negation_guard
+        self.dropped_negation: list[tuple[str, str]] = []  # (sentence, fact) the negation guard dropped
         self._nlp_factory = nlp_factory
         self._nlp = None
         self._fallback_factory = fallback_factory or _default_fallback
         self._fallback: Decomposer | None = None
         self.warnings: list[str] = []
-        # written / kept / dropped_invented / dropped_context_only / dropped_short / duplicates;
+        # written / kept / dropped_invented / dropped_negation / dropped_context_only / dropped_short / duplicates;
         # kept_by_relation_words (kept facts the strict guard would have dropped);
         # sentences / fallback_sentences; complement (claims added from the rules decomposer)
         self.stats: Counter[str] = Counter()
@@ -146,7 +152,8 @@ class AtomicDecomposer:
         core.decompose.base.code_hash)."""
         return {"code": self._code, "complement": self.complement,
                 "resolve_pronouns": self.resolve_pronouns, "relation_words": sorted(self.relation_words),
-                "end_bias": self.end_bias, "split_longer": self.split_longer, "max_tokens": self.max_tokens}
+                "end_bias": self.end_bias, "split_longer": self.split_longer, "max_tokens": self.max_tokens,
+                "negation_guard": self.negation_guard}
 
     def facts(self, sentence: str, context: str) -> list[str]:
         """The facts the model writes for one sentence (unfiltered)."""
@@ -184,6 +191,9 @@ class AtomicDecomposer:
                 self.stats["dropped_short"] += 1
             elif any(w not in self.relation_words for w in invented):
                 self.stats["dropped_invented"] += 1
+            elif self.negation_guard and lost_negation(fact, sentence):
+                self.stats["dropped_negation"] += 1
+                self.dropped_negation.append((sentence, fact))
             elif own and not key & own:
                 self.stats["dropped_context_only"] += 1
             elif key in seen:

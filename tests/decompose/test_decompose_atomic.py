@@ -15,7 +15,7 @@ from core.decompose.atomic import (
     AtomicDecomposer,
     _overlap,
 )
-from core.decompose.llm import invented_words
+from core.decompose.llm import invented_words, lost_negation
 from core.decompose.rules import RulesDecomposer
 from core.text import STOPWORDS, words
 from models.atomic import flat_messages, messages, parse_answer, repeats
@@ -59,6 +59,36 @@ def test_the_guard_drops_an_invented_fact_and_counts_it(rules):
     assert claims[0].span == (0, len(BIO)) and claims[0].context == BIO and claims[0].checkable
     assert dec.stats["written"] == 4 and dec.stats["kept"] == 1
     assert dec.stats["dropped_invented"] == 1 and dec.stats["duplicates"] == 1 and dec.stats["dropped_short"] == 1
+
+
+def test_a_fact_that_drops_its_sentences_negation_is_dropped(rules):
+    """The shipped adapter wrote "He won a Nobel Prize." for "Note: he never won a second Nobel
+    Prize." (a user's Markdown answer, session 30): a fact that says the opposite of its sentence."""
+    sentence = "Einstein never won a second Nobel Prize, and he did not attend the ceremony in 1922."
+    dec = AtomicDecomposer(FakeLLM("- Einstein won a Nobel Prize.\n- Einstein never won a second Nobel Prize.\n"
+                                   "- Einstein attended the ceremony.\n- Einstein did not attend the ceremony in 1922."),
+                           fallback_factory=lambda: rules, complement=False)
+    assert [c.text for c in dec.decompose(sentence)] == [
+        "Einstein never won a second Nobel Prize.", "Einstein did not attend the ceremony in 1922."]
+    assert dec.stats["dropped_negation"] == 2 and [f for _, f in dec.dropped_negation] == [
+        "Einstein won a Nobel Prize.", "Einstein attended the ceremony."]
+    off = AtomicDecomposer(FakeLLM("- Einstein won a Nobel Prize."), fallback_factory=lambda: rules,
+                           complement=False, negation_guard=False)
+    assert [c.text for c in off.decompose(sentence)] == ["Einstein won a Nobel Prize."]
+
+
+@pytest.mark.parametrize(("fact", "sentence", "lost"), [
+    ("He attended college.", "He did not attend college.", True),
+    ("She was born in Warsaw.", "She wasn't born in Warsaw.", True),
+    ("He was a lawyer.", "He was neither a doctor nor a lawyer.", True),
+    ("He lives in Paris.", "He no longer lives in Paris.", True),
+    ("He studied physics.", "He did not attend college but studied physics.", False),  # another clause
+    ("He was a physicist.", "He was not only a physicist but also a philosopher.", False),  # no negation
+    ("Marie Curie won two Nobel Prizes.", "No other woman has won two Nobel Prizes.", False),
+    ("He did not attend college.", "He did not attend college.", False),  # kept its cue
+])
+def test_lost_negation_reads_the_word_a_cue_governs(fact, sentence, lost):
+    assert lost_negation(fact, sentence) is lost
 
 
 def test_end_bias_reaches_the_runtime_only_when_set(rules):

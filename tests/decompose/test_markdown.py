@@ -61,6 +61,25 @@ def test_a_chat_answer_in_markdown_gives_the_claims_of_its_prose(rules):
     assert all("Munich" not in c.claim.text and "print" not in c.claim.text for c in cited)
 
 
+def test_the_frame_and_the_sources_of_a_chat_answer_are_not_checked(rules):
+    answer = ("Sure!\n\nMarie Curie was a physicist who studied radioactivity [1]. She was the first woman to win "
+              "a Nobel Prize [2].\n\n**Sources:**\n1. https://en.wikipedia.org/wiki/Marie_Curie\n"
+              "2. [Nobel Prize facts](https://www.nobelprize.org/prizes/facts/)\n\n"
+              "I hope this helps! Let me know if you have any other questions.\n")
+    got = [(c.claim.text, c.claim.note, c.citations) for c in decompose_cited(answer, rules)]
+    assert got == [
+        ("Sure!", "conversational", ()),
+        ("Marie Curie was a physicist.", None, (1,)),
+        ("Marie Curie studied radioactivity.", None, (1,)),
+        ("Marie Curie was the first woman to win a Nobel Prize.", None, (2,)),
+        ("I hope this helps!", "conversational", ()),
+        ("Let me know if you have any other questions.", "conversational", ()),
+    ]
+    # plain text has no section to drop: a reference line is still no claim
+    assert [c.note for c in rules.decompose("Paris is in France. [1] https://en.wikipedia.org/wiki/Paris")] == [
+        None, "reference"]
+
+
 def test_a_plain_answer_is_left_exactly_as_it_is(data_dir):
     """No FActScore answer shows a Markdown mark: the pass leaves every one untouched, so the
     decomposers' benchmark figures cannot move with it."""

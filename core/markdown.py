@@ -19,10 +19,11 @@ German-born." and "1.". This pass writes what a reader reads:
 - emphasis (``**``, ``__``, ``*``, ``_``) and inline-code backticks are dropped around their
   text, struck-through text (``~~…~~``) is dropped with its text (its author withdrew it),
   links keep their text (``[text](url)`` → text; a numbered link ``[2](url)`` stays the
-  citation marker ``[2]``, which :mod:`core.decompose.citations` then reads).
+  citation marker ``[2]``, which :mod:`core.decompose.citations` then reads; so does a
+  footnote ``[^2]``, whose definition line ``[^2]: …`` is dropped as a reference).
 
-Text that shows none of these marks is returned unchanged (the same object map as the
-identity), so a plain answer decomposes exactly as before. A table row is a block of its own,
+Text that shows none of these marks is returned unchanged, with the identity map, so a plain
+answer decomposes exactly as before. A table row is a block of its own,
 its cells left as written.
 """
 
@@ -35,7 +36,7 @@ from dataclasses import dataclass
 _SIGNS = re.compile(
     r"(?m)^[ \t]{0,3}(?:#{1,6}[ \t]|[-*+][ \t]+\S|\d{1,3}[.)][ \t]+\S|>|```|~~~)"  # block marks
     r"|(?m:^[ \t]{0,3}(?:={3,}|-{3,}|\*{3,}|_{3,})[ \t]*$)"  # heading underlines, rules
-    r"|\*\*\S|__\S|`[^`\n]+`|~~\S|!?\[[^\]\n]+\]\([^)\s]+\)"  # inline marks
+    r"|\*\*\S|__\S|`[^`\n]+`|~~\S|!?\[[^\]\n]+\]\([^)\s]+\)|\[\^[^\]\s]+\]"  # inline marks
     r"|(?<![\w*])\*(?=\S)[^*\n]+(?<=\S)\*(?![\w*])"  # *emphasis*
 )
 _LINE = re.compile(r"[^\n]*\n?")  # lines end at "\n" only (str.splitlines also breaks at \x0b, \u2028 …)
@@ -43,7 +44,7 @@ _FENCE = re.compile(r"^[ \t]{0,3}(```+|~~~+)")
 _ATX = re.compile(r"^[ \t]{0,3}#{1,6}(?:[ \t]|$)")
 _SETEXT = re.compile(r"^[ \t]{0,3}(?:=+|-+)[ \t]*$")
 _RULE = re.compile(r"^[ \t]{0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
-_ITEM = re.compile(r"^([ \t]*)(?:[-*+]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
+_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?")
 _QUOTE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+")
 _TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$")
 # the label of an answer's reference section, and a line that is only a link
@@ -55,6 +56,8 @@ _IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\n]*\)")
 _LINK = re.compile(r"\[([^\]\n]+)\]\((?:[^)\s]+)(?:[ \t]+\"[^\"\n]*\")?\)")
 _CITATION_TEXT = re.compile(r"\d+(?:\s*[-–,]\s*\d+)*")
 _CODE = re.compile(r"`([^`\n]+)`")
+_FOOTNOTE = re.compile(r"\[\^([^\]\s]+)\]")  # "[^2]": the citation [2]; a named one ("[^note]") is dropped
+_FOOTNOTE_DEF = re.compile(r"^[ \t]{0,3}\[\^[^\]\s]+\]:")  # "[^2]: https://…": a reference
 _STRIKE = re.compile(r"~~(?=\S)[^~\n]+?(?<=\S)~~")
 _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _EMPHASIS = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])|(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])")
@@ -147,10 +150,14 @@ def markdown_to_prose(text: str, keep_headings: bool = False) -> Mapped:
             close()
             parts.append(newline)
             continue
-        if _SETEXT.match(body) and block_lines == 1 and not _ITEM.match(body):
+        if _SETEXT.match(body) and block_lines == 1 and not is_item and not _ITEM.match(body):
             if keep_headings:  # the line above was a heading ("Title\n=====")
                 close()
             block, block_lines = [], 0
+            parts.append(newline)
+            continue
+        if _FOOTNOTE_DEF.match(body):  # a footnote's definition names a source
+            close()
             parts.append(newline)
             continue
         heading = _ATX.match(body)
@@ -206,6 +213,7 @@ def _inline(line: Mapped) -> Mapped:
     line = _sub(line, _IMAGE, lambda m: [])
     line = _sub(line, _LINK, lambda m: [(m.start(), m.end(1) + 1)] if _CITATION_TEXT.fullmatch(m.group(1)) else [m.span(1)])
     line = _sub(line, _CODE, lambda m: [m.span(1)])
+    line = _sub(line, _FOOTNOTE, lambda m: [(m.start(), m.start() + 1), (m.start(1), m.end())] if m.group(1).isdigit() else [])
     line = _sub(line, _STRIKE, lambda m: [])
     line = _sub(line, _STRONG, lambda m: [m.span(2)])
     return _sub(line, _EMPHASIS, lambda m: [m.span(1) if m.group(1) is not None else m.span(2)])

@@ -21,7 +21,7 @@ class Claim:
     text: str
     span: tuple[int, int]  # characters of the input the claim came from
     checkable: bool = True
-    note: str | None = None  # why it is not checkable: question, abstention, opinion, advice
+    note: str | None = None  # why it is not checkable: question, reference, conversational, fragment, abstention, opinion, advice
     context: str | None = None  # the source sentence, when the claim text was rewritten
 
 

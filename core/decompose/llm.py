@@ -22,8 +22,11 @@ Guards (models.md §4.3: SmolLM2-135M copies few-shot facts and invents others):
 - a "fact" of fewer than 3 words is dropped (measured: SmolLM2 emits bare titles such as
   "The Abyss" as facts);
 - duplicates are merged (same content words, any order or case);
-- check-worthiness comes from the rules module (questions, abstentions, opinions, advice are
-  kept whole and marked not checkable, never sent to the LLM);
+- check-worthiness comes from the rules module (questions, references, a chat answer's frame,
+  fragments, abstentions, opinions, advice are kept whole and marked not checkable, never sent
+  to the LLM);
+- a fact that states without its "not" what its sentence negates is dropped
+  (:func:`lost_negation`);
 - fallback to ``rules``: when the LLM cannot run (load failure, prompt too long, unusable
   output) or nothing it wrote for a checkable sentence survives the guard, that sentence's
   claims come from the rules decomposer, with a ``note`` saying so, and a line is added to

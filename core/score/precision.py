@@ -27,7 +27,7 @@ class ClaimOutcome:
 
     checkable: bool
     verdict: str | None  # one of VERDICT_LABELS; None while not verified
-    note: str | None = None  # why not checkable: "abstention", "question", "opinion", "advice"…
+    note: str | None = None  # why not checkable: "abstention", "question", "fragment", "opinion", "advice"…
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,10 @@ def test_the_frame_and_the_sources_of_a_chat_answer_are_not_checked(rules):
         ("I hope this helps!", "conversational", ()),
         ("Let me know if you have any other questions.", "conversational", ()),
     ]
+    # a footnote cites as [n] does; its definition is a reference
+    footnoted = "Marie Curie won two Nobel Prizes[^1]. She was born in Warsaw[^a].\n\n[^1]: https://www.nobelprize.org\n"
+    assert [(c.claim.text, c.citations) for c in decompose_cited(footnoted, rules)] == [
+        ("Marie Curie won two Nobel Prizes.", (1,)), ("Marie Curie was born in Warsaw.", ())]
     # plain text has no section to drop: a reference line is still no claim
     assert [c.note for c in rules.decompose("Paris is in France. [1] https://en.wikipedia.org/wiki/Paris")] == [
         None, "reference"]
@@ -98,6 +102,7 @@ pieces = st.sampled_from([
     "# Title\n", "Title\n====\n", "- ", "* ", "1. ", "2) ", "> ", "  ", "**bold**", "__strong__", "*it*", "_it_",
     "`code`", "[text](https://a.example/x)", "[3](https://a.example)", "![img](p.png)", "~~gone~~", "```\ncode\n```\n",
     "word", " ", "\n", "\n\n", "\r\n", ".", ":", ",", ";", "[1]", "my_var", "2*3*4", "|a|b|\n", "|---|---|\n", "---\n",
+    "[^2]", "[^n]", "[^2]: https://a.example\n", "Sources:\n", "## References\n",
 ])
 
 

@@ -114,7 +114,12 @@ _HYPHEN_PREFIXES = frozenset({"co", "non", "re", "pre", "self", "ex", "anti", "m
 
 _DISCOURSE = re.compile(
     r"^(overall|in addition(?: to .+)?|additionally|furthermore|moreover|however|aside from .+|apart from .+|besides .+|outside (?:of )?.+|"
-    r"since then|in summary|in conclusion|in short|as a result|as such|notably)$", re.IGNORECASE)
+    r"since then|in summary|in conclusion|in short|as a result|as such|notably|in fact|indeed|actually|"
+    r"interestingly|importantly|of note)$", re.IGNORECASE)
+# a label before a colon that opens a sentence of a chat answer ("Note: he never won …"): blanked
+# before parsing, like a citation marker, or the parser makes "Note" the sentence's root
+_LABEL = re.compile(r"(^|[.!?][\"”’)\]]*\s+)((?:note|n\.b\.|fun fact|answer|short answer|tip|summary|in summary|"
+                    r"update|important|key point|bottom line|tl;?dr)\s*:)(?=\s)", re.IGNORECASE)
 
 
 def _join_prefixes(doc):
@@ -468,16 +473,18 @@ class RulesDecomposer:
     def decompose(self, text: str) -> list[Claim]:
         # citation markers ("Brazil[1].", search-engine answers) are blanked before parsing, the
         # offsets kept: they are no part of any claim, and they confuse the parser
-        doc = _join_prefixes(self._nlp(_CITATION.sub(lambda m: " " * len(m[0]), text)))
+        blank = _CITATION.sub(lambda m: " " * len(m[0]), text)
+        blank = _LABEL.sub(lambda m: m[1] + " " * len(m[2]), blank)
+        doc = _join_prefixes(self._nlp(blank))
         claims: list[Claim] = []
         topic = answer_subject(doc) if self.resolve_pronouns else None  # None: no pronoun is replaced
         for sent in doc.sents:
             if not sent.text.strip():
                 continue
-            source = text[sent.start_char : sent.end_char].strip()
+            span = _bounds(sent)
+            source = text[span[0] : span[1]]
             subj = [t for t in sent if t.dep_ in ("nsubj", "nsubjpass") and t.head == sent.root]
             reason = check_worthiness(sent.text, sent.root.tag_, bool(subj), states_something(sent))
-            span = (sent.start_char, sent.end_char)
             if reason:
                 claims.append(Claim(len(claims), source, span, checkable=False, note=reason))
                 continue
@@ -489,7 +496,7 @@ class RulesDecomposer:
     def _sentence_claims(self, sent, topic: str | None) -> list[tuple[str, tuple[int, int]]]:
         """(claim text, character span of the input tokens it was built from) per claim."""
         root = sent.root
-        whole = [(self._render(sent, _Piece({t.i for t in sent}), topic), (sent.start_char, sent.end_char))]
+        whole = [(self._render(sent, _Piece({t.i for t in sent}), topic), _bounds(sent))]
         if root.pos_ not in ("VERB", "AUX"):
             return whole
         subj_tokens = {t.i for c in root.children if c.dep_ in ("nsubj", "nsubjpass", "expl") for t in c.subtree}
@@ -765,6 +772,7 @@ class RulesDecomposer:
         comma = next((j for j in range(sent.start, min(sent.end, sent.start + 8)) if doc[j].text == ","), None)
         if comma is not None and _DISCOURSE.match(doc[sent.start:comma].text.strip()):
             head -= set(range(sent.start, comma + 1))
+
         out: list[_Piece] = []
         head, born = self._births(sent, head, subj, copula)
         work, named = self._named_appositives(sent, head)
@@ -1209,7 +1217,8 @@ class RulesDecomposer:
     @staticmethod
     def _span(sent, piece: _Piece) -> tuple[int, int]:
         doc = sent.doc
-        idx = [i for i in piece.head | (piece.tail or set()) | piece.unprinted if not doc[i].is_punct] or [sent.start]
+        idx = [i for i in piece.head | (piece.tail or set()) | piece.unprinted
+               if not doc[i].is_punct and not doc[i].is_space] or [sent.start]
         return doc[min(idx)].idx, doc[max(idx)].idx + len(doc[max(idx)].text)
 
     @staticmethod
@@ -1463,6 +1472,18 @@ def answer_subject(doc) -> str | None:
         if persons:  # "The actor Tom Hanks …"
             return persons[0].text
     return None
+
+
+def _bounds(sent) -> tuple[int, int]:
+    """A sentence's characters without the whitespace around it: what the parser was given
+    (a blanked citation marker or label is whitespace there), so a span never covers a label
+    of the next sentence."""
+    text, start, end = sent.doc.text, sent.start_char, sent.end_char
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
 
 
 def _tidy(text: str) -> str:

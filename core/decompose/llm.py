@@ -138,7 +138,7 @@ _NEGATIONS = frozenset(["not", "never", "no", "neither", "nor", "cannot"])
 # (the governed word comes after it), "no doubt", "no less than"
 _NOT_NEGATING = frozenset(["only", "just", "merely", "doubt", "less"])
 _SKIP_AFTER_CUE = frozenset(["longer", "ever", "once", "yet", "even"])
-_TOKEN = re.compile(r"\w+(?:['’]t\b)?")
+_TOKEN = re.compile(r"\w+(?:['’]t\b)?|[^\w\s]")  # words, and each punctuation mark (a clause's edge)
 
 
 def _is_negation(token: str) -> bool:
@@ -153,15 +153,21 @@ def lost_negation(claim: str, sentence: str) -> bool:
     negates is the first content word after it, within four words ("was not born" → born,
     "did not attend" → attend, "neither a doctor nor a lawyer" → doctor, lawyer); the claim
     lost the negation when it has that word (or its light stem) and no negation cue of its
-    own. "not only …" and "no doubt" negate nothing."""
+    own. The word must follow its cue inside the clause (no punctuation between them) and not be
+    a name ("neither the Grand Dauphin nor Philip's brother could be displaced" negates the verb,
+    not Philip). "not only …" and "no doubt" negate nothing."""
     if any(_is_negation(t) for t in _TOKEN.findall(claim.lower())):
         return False
     stems = {_stem(w) for w in words(claim) if w not in STOPWORDS}
-    toks = _TOKEN.findall(sentence.lower())
+    raw = _TOKEN.findall(sentence)
+    toks = [t.lower() for t in raw]
     for i, tok in enumerate(toks):
         if not _is_negation(tok) or (i + 1 < len(toks) and toks[i + 1] in _NOT_NEGATING):
             continue
-        for nxt in toks[i + 1 : i + 5]:
+        for j in range(i + 1, min(i + 5, len(toks))):
+            nxt = toks[j]
+            if not nxt[0].isalnum() or raw[j][0].isupper():
+                break  # the clause ends, or a name: "neither X nor Philip's brother could …" negates the verb
             if nxt in STOPWORDS or nxt in _SKIP_AFTER_CUE or _is_negation(nxt):
                 continue
             if _stem(nxt) in stems or nxt in stems:

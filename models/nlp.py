@@ -108,6 +108,9 @@ def import_spacy():
     return spacy
 
 
+PARAGRAPH_STARTS = "claimscope_paragraph_starts"  # the component :func:`load_spacy` adds before the parser
+
+
 def load_spacy(name: str = EMBEDDED_SPACY, **kw: Any):
     """The spaCy model ``name`` (``spacy.load`` arguments in ``kw``), without torch, with a
     blank line starting a sentence whenever its parser runs (:func:`paragraph_starts`)."""
@@ -126,10 +129,6 @@ def load_spacy(name: str = EMBEDDED_SPACY, **kw: Any):
             Language.component(PARAGRAPH_STARTS, func=paragraph_starts)
         nlp.add_pipe(PARAGRAPH_STARTS, before="parser")
     return nlp
-
-
-
-PARAGRAPH_STARTS = "claimscope_paragraph_starts"
 
 
 def paragraph_starts(doc):

@@ -53,6 +53,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 
+from core.decompose import llm as llm_module
 from core.decompose import rules
 from core.decompose.base import Claim, Decomposer, code_hash
 from core.decompose.llm import (
@@ -68,6 +69,7 @@ from core.decompose.llm import (
 )
 from core.decompose.rules import answer_subject
 from core.text import words
+from models import nlp as nlp_module
 from models.atomic import context_of, messages, parse_answer, repeats
 from models.llm import LLMOutputError
 from models.registry import ModelError
@@ -143,7 +145,9 @@ class AtomicDecomposer:
         # kept_by_relation_words (kept facts the strict guard would have dropped);
         # sentences / fallback_sentences; complement (claims added from the rules decomposer)
         self.stats: Counter[str] = Counter()
-        self._code = code_hash(__file__, rules.__file__)  # read once: the cache key asks for it on every check
+        # read once: the cache key asks for it on every check; llm.py holds the guard, models/nlp.py
+        # the sentence boundaries
+        self._code = code_hash(__file__, rules.__file__, llm_module.__file__, nlp_module.__file__)
 
     @property
     def identity(self) -> dict:

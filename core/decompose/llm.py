@@ -47,6 +47,7 @@ from core.decompose import rules
 from core.decompose.base import Claim, Decomposer, code_hash
 from core.decompose.rules import check_worthiness, states_something
 from core.text import STOPWORDS, words
+from models import nlp as nlp_module
 from models.llm import FENCE_RULE, LLMOutputError, Message, fence
 from models.registry import ModelError
 
@@ -206,7 +207,7 @@ class LLMDecomposer:
         self._fallback_factory = fallback_factory or _default_fallback
         self._fallback: Decomposer | None = None
         self.warnings: list[str] = []  # messages of the last decompose() call, for the caller
-        self._code = code_hash(__file__, rules.__file__)  # read once: the cache key asks for it on every check
+        self._code = code_hash(__file__, rules.__file__, nlp_module.__file__)  # read once: the cache key asks for it on every check
 
     @property
     def identity(self) -> dict:

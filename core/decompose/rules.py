@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.decompose.base import Claim, code_hash
+from models import nlp as nlp_module
 from models.registry import EMBEDDED_SPACY
 
 _ABSTAIN = re.compile(
@@ -455,7 +456,7 @@ class RulesDecomposer:
             nlp = load_spacy(model)  # without torch; the lemmatizer names the kind of a listed example ("films" → "a film")
             nlp.max_length = 2_000_000
         self._nlp = nlp
-        self._code = code_hash(__file__)  # read once: the cache key asks for it on every check
+        self._code = code_hash(__file__, nlp_module.__file__)  # read once (the cache key asks for it on every check); models/nlp.py sets sentence boundaries
 
     @property
     def nlp(self):

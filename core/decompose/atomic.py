@@ -17,8 +17,10 @@ blocks like every other call of the runtime (models/llm.py).
 The guard (no invented facts; issue 17 item 4) is the ``llm`` decomposer's: a fact is kept
 only if every content word and number occurs in its sentence or context
 (:func:`core.decompose.llm.invented_words`), it carries a content word of its own sentence
-(not only the context's), has at least 3 words and is no duplicate. :attr:`stats` counts
-how often each part fires, over the life of the object.
+(not only the context's), has at least 3 words and is no duplicate; and it must not state
+without its "not" what the sentence negates (:func:`core.decompose.llm.lost_negation`, session
+30: "he never won a second Nobel Prize" had become "He won a Nobel Prize."). :attr:`stats`
+counts how often each part fires, over the life of the object.
 
 A checkable sentence for which no fact survives gets the rules decomposer's claims, with a
 note, as in ``llm``.

@@ -145,3 +145,20 @@ def test_markdown_documents_are_evidence_as_prose(tmp_path):
     code.write_text("```\nprint(1)\n```\n")
     with pytest.raises(InputError, match="no text outside its Markdown marks"):
         load_given_files([code])
+
+
+def test_cli_decompose_shows_the_claims_check_would_check():
+    """`claimscope decompose` splits as `check` does: the prose of a Markdown answer, its [n]
+    markers apart, spans into the answer as given."""
+    from typer.testing import CliRunner
+
+    from tui.cli import app
+
+    res = CliRunner().invoke(app, ["decompose", ANSWER, "--json", "--decomposer", "rules"])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in res.stdout.splitlines()]
+    assert [r["text"] for r in rows][:3] == ["Albert Einstein was German-born.", "Albert Einstein (1879–1955) was a physicist.",
+                                             "Key facts."]
+    assert [r["note"] for r in rows].count("fragment") == 1
+    assert not any(ch in r["text"] for r in rows for ch in "#*`[")
+    assert all(ANSWER[r["span"][0]:r["span"][1]].split()[0].strip("*[") in r["text"] for r in rows)

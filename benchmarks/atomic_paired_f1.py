@@ -284,7 +284,7 @@ def main() -> None:
         print(json.dumps(out["paired"], indent=1), file=sys.stderr)
     if args.dump_claims:
         args.dump_claims.write_text(json.dumps({rt: recs[rt] for rt in runtimes}) + "\n")
-        args.dump_claims.with_suffix(".negation.json").write_text(json.dumps(dec.dropped_negation, indent=1) + "\n")
+        args.dump_claims.with_suffix(".negation.json").write_text(json.dumps(list(dec.dropped_negation), indent=1) + "\n")
     out["load_average_end"] = os.getloadavg()
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(out, indent=1) + "\n")

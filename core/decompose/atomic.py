@@ -51,7 +51,7 @@ threshold was chosen on PerplexityAI dev answers, not on the reported files.
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -137,7 +137,8 @@ class AtomicDecomposer:
         self.resolve_pronouns = resolve_pronouns
         self.relation_words = relation_words
         self.negation_guard = negation_guard
-        self.dropped_negation: list[tuple[str, str]] = []  # (sentence, fact) the negation guard dropped
+        # (sentence, fact) the negation guard dropped, the latest 100 (read by benchmarks/atomic_paired_f1.py)
+        self.dropped_negation: deque[tuple[str, str]] = deque(maxlen=100)
         self._nlp_factory = nlp_factory
         self._nlp = None
         self._fallback_factory = fallback_factory or _default_fallback

@@ -44,6 +44,17 @@ class SentenceDecomposer:
         return [Claim(i, text[s:e], (s, e)) for i, (s, e) in enumerate(spans)]
 
 
+def trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    """``(start, end)`` moved inwards past the whitespace around ``text[start:end]`` (a parsed
+    sentence's span can begin or end with a line break, or with a marker blanked before parsing)."""
+    end = min(end, len(text))
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
 def code_hash(*files: str) -> str:
     """sha256 of the named source files (``__file__`` of the modules whose code decides a
     decomposer's claims), for the stage cache's key: an upgraded claimscope never serves a

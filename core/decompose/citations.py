@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from core.decompose.base import Claim, Decomposer
+from core.decompose.base import Claim, Decomposer, trimmed
 from core.markdown import markdown_to_prose
 
 _MARKER = re.compile(r"\s*\[(\d+(?:\s*[-–,]\s*\d+)*)\]")
@@ -94,7 +94,7 @@ def decompose_cited(text: str, decomposer: Decomposer, sentence_ends: list[int] 
     for c in claims:
         # a span without the whitespace around it (a parsed sentence's span can end with its line
         # break, and the sentence end would then be looked for in the next line)
-        lo, hi = _trimmed(clean, *c.span)
+        lo, hi = trimmed(clean, *c.span)
         start, end = offsets[lo], offsets[hi] if hi < len(offsets) else len(md)
         # the claim's sentence ends at the next sentence-final punctuation after its span (clean text)
         stop_clean = _sentence_end(clean, hi)
@@ -105,16 +105,6 @@ def decompose_cited(text: str, decomposer: Decomposer, sentence_ends: list[int] 
         ids = tuple(dict.fromkeys(i for mk in cited for i in mk.ids))
         out.append(CitedClaim(replace(c, span=prose.span(start, end, len(text))), ids))
     return out
-
-
-def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
-    """``(start, end)`` moved inwards past whitespace; a span of whitespace only stays as it is."""
-    lo, hi = start, min(end, len(text))
-    while lo < hi and text[lo].isspace():
-        lo += 1
-    while hi > lo and text[hi - 1].isspace():
-        hi -= 1
-    return (lo, hi) if lo < hi else (start, end)
 
 
 def _sentence_end(clean: str, pos: int) -> int:

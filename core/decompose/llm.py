@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from core.decompose import rules
-from core.decompose.base import Claim, Decomposer, code_hash
+from core.decompose.base import Claim, Decomposer, code_hash, trimmed
 from core.decompose.rules import check_worthiness, states_something
 from core.text import STOPWORDS, words
 from models import nlp as nlp_module
@@ -319,7 +319,7 @@ def walk_sentences(
     seen: set[frozenset[str]] = set()
     broken: str | None = None
     for i, sent in enumerate(sents):
-        start, end = _trimmed(text, sent.start_char, sent.end_char)
+        start, end = trimmed(text, sent.start_char, sent.end_char)
         if start >= end:
             continue
         sentence = text[start:end]
@@ -358,14 +358,6 @@ def _user_turn(sentence: str, context: str) -> list:
         parts += ["Context:\n", fence("CONTEXT", context), "\n"]
     parts += ["Sentence:\n", fence("SENTENCE", sentence), "\nList the atomic facts of the sentence as JSON."]
     return parts
-
-
-def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
 
 
 def _default_nlp():

@@ -62,7 +62,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.decompose.base import Claim, code_hash
+from core.decompose.base import Claim, code_hash, trimmed
 from models import nlp as nlp_module
 from models.registry import EMBEDDED_SPACY
 
@@ -773,7 +773,6 @@ class RulesDecomposer:
         comma = next((j for j in range(sent.start, min(sent.end, sent.start + 8)) if doc[j].text == ","), None)
         if comma is not None and _DISCOURSE.match(doc[sent.start:comma].text.strip()):
             head -= set(range(sent.start, comma + 1))
-
         out: list[_Piece] = []
         head, born = self._births(sent, head, subj, copula)
         work, named = self._named_appositives(sent, head)
@@ -1479,12 +1478,7 @@ def _bounds(sent) -> tuple[int, int]:
     """A sentence's characters without the whitespace around it: what the parser was given
     (a blanked citation marker or label is whitespace there), so a span never covers a label
     of the next sentence."""
-    text, start, end = sent.doc.text, sent.start_char, sent.end_char
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
+    return trimmed(sent.doc.text, sent.start_char, sent.end_char)
 
 
 def _tidy(text: str) -> str:

@@ -62,6 +62,9 @@ _STRIKE = re.compile(r"~~(?=\S)[^~\n]+?(?<=\S)~~")
 _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _EMPHASIS = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])|(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])")
 # the end of a sentence: final punctuation, then closing quotes / brackets and [n] markers
+# a line that opens with a label, one to four words and a colon ("Born: 14 March 1879", "Known for:
+# …"): an infobox copied line by line, a field of its own (core/decompose/fields.py reads it)
+_FIELD = re.compile(r"^[ \t]*[A-Z][A-Za-z]*(?:[ \t][A-Za-z]+){0,3}:[ \t]+\S")
 _ENDED = re.compile(r"[.!?…][\"'”’)\]]*(?:\s*\[\d[\d,\s–-]*\])*\s*$")
 
 
@@ -187,8 +190,15 @@ def markdown_to_prose(text: str, keep_headings: bool = False) -> Mapped:
             close()
             parts.append(newline)
             continue
+        field = bool(_FIELD.match(line.text))
+        if field and block_lines and not is_item:  # "Born: 1879" under a lead-in line starts a block of its own
+            close()
         block.append(line)
         block_lines += 1
+        if field and not is_item:  # … and ends one: a field list without marks is one sentence per field
+            close()
+            parts.append(newline)
+            continue
         if newline.text:  # a line break inside a block is a wrapped line: a space
             block.append(Mapped(" ", newline.starts[:1], newline.ends[-1:]))
     close()

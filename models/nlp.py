@@ -132,16 +132,37 @@ def load_spacy(name: str = EMBEDDED_SPACY, **kw: Any):
 
 
 def paragraph_starts(doc):
-    """A blank line starts a sentence, set before the parser runs (which keeps a boundary set
-    before it). The small parser joins a short paragraph to the next one ("Sure!" + blank line
-    + "Marie Curie was …" became one sentence, and one claim); a blank line between two
-    sentences is a boundary in every text claimscope reads: answers, documents, Markdown."""
+    """A blank line starts a sentence, and so does a line break before or after a "Label: value"
+    line, set before the parser runs (which keeps a boundary set before it). The small parser
+    joins a short paragraph to the next one ("Sure!" + blank line + "Marie Curie was …" became
+    one sentence, and one claim); a blank line between two sentences is a boundary in every text
+    claimscope reads: answers, documents, Markdown."""
+    label_line = _label_line(doc, 0)
     for tok in doc[:-1]:
-        if tok.is_space and tok.text.count("\n") >= 2:
+        if tok.is_space and "\n" in tok.text:
             nxt = doc[tok.i + 1]
-            if not nxt.is_space:
+            if nxt.is_space:
+                continue
+            # a line break ends a "Label: value" line and starts one: a field list written one per
+            # line without list marks ("Born: 1879\nDied: 1955") is one sentence per field, not one
+            next_label = _label_line(doc, nxt.i)
+            if tok.text.count("\n") >= 2 or label_line or next_label:
                 nxt.is_sent_start = True
+            label_line = next_label
     return doc
+
+
+def _label_line(doc, i: int) -> bool:
+    """Whether the line that starts at token ``i`` opens with a label: one to four words, the
+    first capitalised, then a colon ("Born:", "Date of birth:", "Known for:")."""
+    if i >= len(doc) or not doc[i].text[:1].isupper():
+        return False
+    for tok in doc[i : i + 5]:
+        if tok.text == ":":
+            return tok.i > i
+        if not tok.is_alpha:
+            return False
+    return False
 
 
 class SentenceSplitter(Protocol):

@@ -55,6 +55,7 @@ from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import replace
 
+from core.decompose import fields as fields_module
 from core.decompose import llm as llm_module
 from core.decompose import rules
 from core.decompose.base import Claim, Decomposer, code_hash
@@ -146,11 +147,11 @@ class AtomicDecomposer:
         self.warnings: list[str] = []
         # written / kept / dropped_invented / dropped_negation / dropped_context_only / dropped_short / duplicates;
         # kept_by_relation_words (kept facts the strict guard would have dropped);
-        # sentences / fallback_sentences; complement (claims added from the rules decomposer)
+        # sentences / fallback_sentences / field_lines (read by rules); complement (claims added from the rules decomposer)
         self.stats: Counter[str] = Counter()
         # read once: the cache key asks for it on every check; llm.py holds the guard, models/nlp.py
         # the sentence boundaries
-        self._code = code_hash(__file__, rules.__file__, llm_module.__file__, nlp_module.__file__)
+        self._code = code_hash(__file__, rules.__file__, fields_module.__file__, llm_module.__file__, nlp_module.__file__)
 
     @property
     def identity(self) -> dict:
@@ -225,6 +226,7 @@ class AtomicDecomposer:
         walk = walk_sentences(text, sents, context, self._sentence_claims, self._fallback_instance, self.warnings)
         self.stats["sentences"] += walk.checkable
         self.stats["fallback_sentences"] += walk.fallbacks
+        self.stats["field_lines"] += walk.fields
         claims = self._resolved(walk.claims, answer_subject(doc)) if self.resolve_pronouns else walk.claims
         if not self.complement:
             return claims

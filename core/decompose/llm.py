@@ -43,8 +43,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from core.decompose import fields as fields_module
 from core.decompose import rules
 from core.decompose.base import Claim, Decomposer, code_hash, trimmed
+from core.decompose.fields import is_field_line, value_is_clause
 from core.decompose.rules import check_worthiness, states_something
 from core.text import STOPWORDS, words
 from models import nlp as nlp_module
@@ -52,6 +54,7 @@ from models.llm import FENCE_RULE, LLMOutputError, Message, fence
 from models.registry import ModelError
 
 MAX_FACTS = 6
+FIELD_NOTE = "a field line, read by the rules decomposer"
 MIN_WORDS = 3  # a "fact" of fewer words is a bare name ("The Abyss"), not a claim
 FACT_SCHEMA = {
     "type": "object",
@@ -207,7 +210,7 @@ class LLMDecomposer:
         self._fallback_factory = fallback_factory or _default_fallback
         self._fallback: Decomposer | None = None
         self.warnings: list[str] = []  # messages of the last decompose() call, for the caller
-        self._code = code_hash(__file__, rules.__file__, nlp_module.__file__)  # read once: the cache key asks for it on every check
+        self._code = code_hash(__file__, rules.__file__, fields_module.__file__, nlp_module.__file__)  # read once: the cache key asks for it on every check
 
     @property
     def identity(self) -> dict:
@@ -302,6 +305,7 @@ class Walk:
     claims: list[Claim]
     checkable: int = 0  # sentences sent to the model (or to the fallback once it broke)
     fallbacks: int = 0  # of those, the sentences the rules decomposer covered
+    fields: int = 0  # of those, field lines ("Born: 1879"), read by the rules decomposer
 
 
 def walk_sentences(
@@ -329,6 +333,15 @@ def walk_sentences(
             walk.claims.append(Claim(len(walk.claims), sentence, (start, end), checkable=False, note=reason))
             continue
         walk.checkable += 1
+        if is_field_line(sentence) and not value_is_clause(sent):  # "Born: 14 March 1879, Ulm": read exactly, not written by a model (fields.py)
+            if rules_claims is None:
+                rules_claims = fallback().decompose(text)
+            kept = [replace(c, note=FIELD_NOTE) for c in rules_claims if start <= c.span[0] < end and c.checkable]
+            if kept:
+                walk.fields += 1
+                seen.update(_key(c.text) for c in kept)
+                walk.claims.extend(kept)
+                continue
         failure = broken
         kept: list[Claim] = []
         if failure is None:

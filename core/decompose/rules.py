@@ -62,7 +62,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.decompose import fields as fields_module
 from core.decompose.base import Claim, code_hash, trimmed
+from core.decompose.fields import read_field, value_is_clause
 from models import nlp as nlp_module
 from models.registry import EMBEDDED_SPACY
 
@@ -426,6 +428,17 @@ def states_something(sent) -> bool:
     return any(t.pos_ in ("VERB", "AUX", "PROPN", "NUM") or t.ent_type_ for t in sent)
 
 
+@dataclass(frozen=True)
+class Topic:
+    """Who or what the answer is about, for resolving its pronouns: ``name`` as the answer
+    writes it; ``thing``: not a person (spaCy's NER does not call it PERSON), so a referential
+    "it" / "its" means it ("Douglas Aircraft Company … It was founded in 1921.")."""
+
+    name: str
+    thing: bool = False
+    named: bool = True  # a name: he / she / his / her may mean it; False for "The jackfruit"
+
+
 @dataclass
 class _Piece:
     """A claim as token sets of the parsed doc: ``head`` [+ ``copula``] [+ ``tail``]."""
@@ -456,7 +469,7 @@ class RulesDecomposer:
             nlp = load_spacy(model)  # without torch; the lemmatizer names the kind of a listed example ("films" → "a film")
             nlp.max_length = 2_000_000
         self._nlp = nlp
-        self._code = code_hash(__file__, nlp_module.__file__)  # read once (the cache key asks for it on every check); models/nlp.py sets sentence boundaries
+        self._code = code_hash(__file__, fields_module.__file__, nlp_module.__file__)  # read once (the cache key asks for it on every check); models/nlp.py sets sentence boundaries
 
     @property
     def nlp(self):
@@ -478,12 +491,23 @@ class RulesDecomposer:
         blank = _LABEL.sub(lambda m: m[1] + " " * len(m[2]), blank)
         doc = _join_prefixes(self._nlp(blank))
         claims: list[Claim] = []
-        topic = answer_subject(doc) if self.resolve_pronouns else None  # None: no pronoun is replaced
+        subject = answer_subject(doc)
+        topic = _topic(doc, subject) if self.resolve_pronouns else None  # None: no pronoun is replaced
+        past = _past_tense(doc)
+        field_subject = subject
         for sent in doc.sents:
             if not sent.text.strip():
                 continue
             span = _bounds(sent)
             source = text[span[0] : span[1]]
+            as_field = None if value_is_clause(sent) else read_field(sent.text, field_subject, past)
+            if as_field is not None:  # "Born: 14 March 1879, Ulm" → "Albert Einstein was born on …" (fields.py)
+                for said in as_field.sentences:
+                    parts = ([t for s in _join_prefixes(self._nlp(said)).sents for t, _ in self._sentence_claims(s, None)]
+                             if as_field.split else [said])
+                    claims += [Claim(len(claims) + k, t, span, context=source) for k, t in enumerate(parts)]
+                continue
+            field_subject = _proper_subject(sent) or field_subject  # a field list is about the last name a sentence was about
             subj = [t for t in sent if t.dep_ in ("nsubj", "nsubjpass") and t.head == sent.root]
             reason = check_worthiness(sent.text, sent.root.tag_, bool(subj), states_something(sent))
             if reason:
@@ -494,7 +518,7 @@ class RulesDecomposer:
         return _dedupe(claims)
 
     # -- splitting ---------------------------------------------------------------------
-    def _sentence_claims(self, sent, topic: str | None) -> list[tuple[str, tuple[int, int]]]:
+    def _sentence_claims(self, sent, topic: Topic | None) -> list[tuple[str, tuple[int, int]]]:
         """(claim text, character span of the input tokens it was built from) per claim."""
         root = sent.root
         whole = [(self._render(sent, _Piece({t.i for t in sent}), topic), _bounds(sent))]
@@ -1408,23 +1432,31 @@ class RulesDecomposer:
             kept = [j for j in kept if doc[j].text != '"' or _inches(doc[j])]
         return set(kept) | ({sent.end - 1} if keep_stop and doc[sent.end - 1].text in ".!" else set())
 
-    def _words(self, doc, tokens: set[int], topic: str | None, named: bool = False) -> str:
+    def _words(self, doc, tokens: set[int], topic: Topic | None, named: bool = False) -> str:
         """Tokens in order, pronouns resolved, a space wherever removed tokens left a gap.
 
         A he / she / him / his / her that comes before any mention of the answer's subject in
         the claim is replaced by it; one that comes after stays ("Curie won her second prize":
-        the claim already says who "her" is)."""
+        the claim already says who "her" is). So is a referential it / its when the subject is
+        a thing (:class:`Topic`, :func:`_expletive`); "The United Kingdom" is "the United
+        Kingdom" inside a claim."""
         out, prev = [], None
-        parts = set(topic.split()) if topic else set()
+        name = topic.name if topic else ""
+        parts = set(name.split()) - {"The", "A", "An"}
+        subj_pron = (_PRONOUN_SUBJ | _PRONOUN_OBJ if topic and topic.named else set()) | ({"it"} if topic and topic.thing else set())
+        poss_pron = (_PRONOUN_POSS if topic and topic.named else set()) | ({"its"} if topic and topic.thing else set())
+        first = min(tokens, default=0)
         for i in sorted(tokens):
             t = doc[i]
             text = t.text
-            if topic and not named and t.lower_ in _PRONOUN_SUBJ | _PRONOUN_OBJ and t.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj"):
-                text = topic
-            elif topic and not named and t.lower_ in _PRONOUN_POSS and t.dep_ == "poss":
-                text = topic + "'s"
-            named = named or text == topic or text.startswith(topic + "'") if topic else named
-            named = named or t.text in parts
+            said = name if i == first or not name.startswith(("The ", "A ", "An ")) else name[:1].lower() + name[1:]
+            if (topic and not named and t.lower_ in subj_pron and t.dep_ in ("nsubj", "nsubjpass", "dobj", "pobj")
+                    and not (t.lower_ == "it" and (_expletive(t) or (t.text == "It" and not t.is_sent_start)  # "Who Done It": a title
+                                                   or _other_antecedent(t, parts)))):
+                text = said
+            elif topic and not named and t.lower_ in poss_pron and t.dep_ == "poss" and not (t.lower_ == "its" and _other_antecedent(t, parts)):
+                text = said + "'s"
+            named = named or (bool(topic) and (text == said or text.startswith(said + "'"))) or t.text in parts
             gap = prev is not None and i != prev + 1 and (not t.is_punct or bool(doc[i - 1].whitespace_))
             if gap and out and not out[-1].endswith(" "):
                 out.append(" ")
@@ -1432,16 +1464,18 @@ class RulesDecomposer:
             prev = i
         return "".join(out).strip()
 
-    def _render(self, sent, piece: _Piece, topic: str | None) -> str:
+    def _render(self, sent, piece: _Piece, topic: Topic | None) -> str:
         doc = sent.doc
         parts = [self._words(doc, piece.head, topic)]
         if piece.copula:
             parts.append(piece.copula)
         if piece.tail:
-            tail = self._words(doc, piece.tail, topic, named=bool(topic) and topic in parts[0])
+            tail = self._words(doc, piece.tail, topic, named=bool(topic) and topic.name in parts[0])
             first = doc[min(piece.tail)]
             if first.i == sent.start and first.pos_ in ("PRON", "DET") and first.text != "I" and tail.startswith(first.text):
                 tail = first.lower_ + tail[len(first.text):]  # "… is her father", not "… is Her father"
+            if topic and topic.name.startswith(("The ", "A ", "An ")) and tail.startswith(topic.name):
+                tail = tail[:1].lower() + tail[1:]  # "… are the Pennsylvania Chronicle's partners"
             parts.append(tail)
         return _tidy(" ".join(p for p in parts if p))
 
@@ -1464,14 +1498,95 @@ def answer_subject(doc) -> str | None:
         if subj.pos_ == "PRON":
             continue  # "He won …" names nobody: a name elsewhere in it is not the subject
         if subj.pos_ == "PROPN":
-            name = [t for t in subj.subtree if t.dep_ in ("compound", "flat") or t == subj]
-            run = [t for t in name if t.i <= subj.i and all(doc[j] in name for j in range(t.i, subj.i + 1))]
-            return " ".join(t.text for t in run) or subj.text
+            return _proper_subject(sent)
         inside = {t.i for t in subj.subtree}
         persons = [e for e in sent.ents if e.label_ == "PERSON" and e.start in inside]
         if persons:  # "The actor Tom Hanks …"
             return persons[0].text
     return None
+
+
+def _topic(doc, subject: str | None) -> Topic | None:
+    """The answer's subject as a :class:`Topic`: a thing unless spaCy's NER tags it (or a name
+    containing it) PERSON; without a named subject, the first sentence's common-noun subject
+    with its article ("The jackfruit is a species of tree."), a thing whose he / she stay."""
+    if subject:
+        person = any(e.label_ == "PERSON" and (subject in e.text or e.text in subject) for e in doc.ents)
+        if not person and re.search(r"(?:^|\s)[Tt]he " + re.escape(subject) + r"\b", doc.text[:1000]):
+            subject = "The " + subject  # "The United Kingdom", "The Voice": as the answer names it
+        return Topic(subject, thing=not person)
+    first = next((s for s in doc.sents if s.text.strip()), None)
+    subj = next((t for t in first.root.children if t.dep_ in ("nsubj", "nsubjpass")), None) if first is not None else None
+    if subj is None or subj.pos_ != "NOUN" or first.root.lemma_ != "be":
+        return None
+    det = next((c for c in subj.children if c.dep_ == "det" and c.lower_ in ("the", "a", "an")), None)
+    inside = {t.i for t in subj.subtree}
+    if det is None or not all(j in inside and doc[j].is_alpha for j in range(det.i, subj.i + 1)):
+        return None  # "The Star Wars sequel trilogy" whole, or nothing ("The film (2016)")
+    name = doc[det.i : subj.i + 1].text
+    return Topic("The" + name[len(det.text):] if det.lower_ == "the" else name, thing=True, named=False)
+
+
+def _expletive(it) -> bool:
+    """Whether a subject "it" stands for no thing: "It is known that …", "It is important to …",
+    "It was not until 1990 that …" (an extraposed or cleft clause after its verb). spaCy's small
+    parser rarely says ``expl``; the clause is what shows it."""
+    head = it.head
+    if it.dep_ not in ("nsubj", "nsubjpass"):
+        return False
+    clauses = [c for c in head.children if c.dep_ in ("ccomp", "csubj", "xcomp", "advcl", "relcl") and c.i > it.i]
+    if any(m.dep_ == "mark" and m.lower_ in ("that", "whether", "if") for c in clauses for m in c.children):
+        return True  # "It is known that …", "It seems that …"
+    if head.lemma_ == "be":
+        described = [c for c in head.children if c.dep_ in ("acomp", "attr")]
+        if any(x.dep_ in ("xcomp", "ccomp") and any(a.lower_ == "to" for a in x.children)
+               for d in described for x in d.children):
+            return True  # "It is important to note …"
+        if any(any(a.lower_ == "to" for a in c.children) for c in clauses if c.dep_ in ("xcomp", "ccomp")):
+            return True  # "It is (a pleasure) to …" parsed onto the verb
+        if not any(c.dep_ == "attr" for c in head.children) and any(t.lower_ == "until" for t in head.subtree):
+            return True  # "It was not until 1990 that …"
+    return False
+
+
+def _other_antecedent(it, names: set[str]) -> bool:
+    """Whether an object "it" or an "its" follows its clause's own subject, a noun phrase that
+    does not name the answer's subject: "The team plays its home games", "NBC renewed the
+    series through its thirteenth season" — the subject before it is what "it" means."""
+    head = it.head
+    while True:
+        subj = next((c for c in head.children if c.dep_ in ("nsubj", "nsubjpass") and c.i != it.i), None)
+        if subj is not None:
+            inside = {t.i for t in subj.subtree}
+            if subj.i > it.i or subj.pos_ == "PRON" or it.i in inside:
+                return False  # "Its capital …", "Two of its territories …": it opens its own clause
+            return not any(t.text in names for t in subj.subtree)
+        if head.head.i == head.i or (it.dep_ in ("nsubj", "nsubjpass") and it.head.i == head.i and head.dep_ == "ROOT"):
+            return False
+        head = head.head
+
+
+def _proper_subject(sent) -> str | None:
+    """The name a sentence is about: its root's proper-noun subject with the compound / flat
+    parts of the name before it ("Albert Einstein", "Apple Inc."); None for a pronoun, a common
+    noun ("His father Hermann …") or no subject."""
+    subj = next((t for t in sent.root.children if t.dep_ in ("nsubj", "nsubjpass")), None)
+    if subj is None or subj.pos_ != "PROPN":
+        return None
+    doc = sent.doc
+    name = [t for t in subj.subtree if t.dep_ in ("compound", "flat") or t == subj]
+    run = [t for t in name if t.i <= subj.i and all(doc[j] in name for j in range(t.i, subj.i + 1))]
+    return " ".join(t.text for t in run) or subj.text
+
+
+def _past_tense(doc) -> bool:
+    """Whether the answer speaks of its subject in the past ("Marie Curie was a physicist"): the
+    root of its first sentence with a verb is in the past tense. A field line then reads "was
+    German", not "is German" (fields.py)."""
+    for sent in doc.sents:
+        if sent.root.pos_ in ("VERB", "AUX"):
+            return sent.root.tag_ == "VBD" or any(c.tag_ == "VBD" for c in sent.root.children if c.dep_ in ("aux", "auxpass"))
+    return False
 
 
 def _bounds(sent) -> tuple[int, int]:

@@ -121,6 +121,26 @@ def test_pronouns_resolve_to_the_answers_subject_not_the_last_name(rules):
             "He has notable wins over Takeya Mizugaki."} <= set(out)
 
 
+def test_it_resolves_to_a_subject_that_is_a_thing_unless_it_stands_for_nothing_or_for_another(rules):
+    """FEVERFact's gold facts name what "It" is (Wikipedia intros of countries, companies, films):
+    "It was founded in 1921 …" is "Douglas Aircraft Company was founded in 1921." (session 31)."""
+    out = texts(rules.decompose("The United Kingdom is a country in Europe. It is the 21st-most populous country. "
+                                "Two of its territories border France. Its capital is London."))
+    assert out[1:] == ["The United Kingdom is the 21st-most populous country.",
+                       "Two of the United Kingdom's territories border France.", "The United Kingdom's capital is London."]
+    # a common-noun subject is a thing too; its "he" / "she" would mean somebody else
+    assert texts(rules.decompose("The jackfruit is a species of tree. It is native to South Asia. Its wood is used.")) == [
+        "The jackfruit is a species of tree.", "The jackfruit is native to South Asia.", "The jackfruit's wood is used."]
+    # expletive "it", a title, and an "its" or object "it" whose clause has a subject of its own stay
+    kept = ["It is known that Japan has many volcanoes.", "It was not until 1868 that the capital moved to Tokyo.",
+            "The team plays its games in Osaka.", 'Its best-known film is "Who Done It".', "People visit it often."]
+    out = texts(rules.decompose("Japan is an island country. " + " ".join(kept)))
+    assert out[1:4] == kept[:3] and out[4] == 'Japan\'s best-known film is "Who Done It".' and out[5:] == kept[4:]
+    # a person's answer: "it" is something else ("It is one of the two pillars of modern physics")
+    out = texts(rules.decompose("Albert Einstein was a physicist. He developed relativity. It is a pillar of physics."))
+    assert out[-1] == "It is a pillar of physics."
+
+
 def test_as_written_keeps_the_pronouns_and_splits_the_same(rules):
     """FActScore's style (``claimscope decompose`` without --standalone): the same claims, the
     pronouns as the sentence writes them."""

@@ -77,6 +77,23 @@ def test_a_fact_that_drops_its_sentences_negation_is_dropped(rules):
     assert [c.text for c in off.decompose(sentence)] == ["Einstein won a Nobel Prize."]
 
 
+def test_a_field_line_is_read_by_the_rules_decomposer_not_written_by_the_model(rules):
+    """Given "Died: 18 April 1955, Princeton" after a birth date, the shipped adapter wrote
+    "Einstein was born in Princeton." (session 31): a field line never reaches the model."""
+    from core.decompose.llm import FIELD_NOTE
+
+    answer = "Albert Einstein was a physicist.\nBorn: 14 March 1879, Ulm\nDied: 18 April 1955, Princeton"
+    llm = FakeLLM("- Albert Einstein was a physicist.")
+    dec = AtomicDecomposer(llm, fallback_factory=lambda: rules)
+    claims = dec.decompose(answer)
+    assert [(c.text, c.note) for c in claims] == [
+        ("Albert Einstein was a physicist.", None),
+        ("Albert Einstein was born on 14 March 1879.", FIELD_NOTE), ("Albert Einstein was born in Ulm.", FIELD_NOTE),
+        ("Albert Einstein died on 18 April 1955.", FIELD_NOTE), ("Albert Einstein died in Princeton.", FIELD_NOTE)]
+    assert len(llm.prompts) == 1 and dec.stats["field_lines"] == 2 and dec.stats["fallback_sentences"] == 0
+    assert dec.warnings == []  # a field line is no failure of the model
+
+
 @pytest.mark.parametrize(("fact", "sentence", "lost"), [
     ("He attended college.", "He did not attend college.", True),
     ("She was born in Warsaw.", "She wasn't born in Warsaw.", True),

@@ -105,7 +105,7 @@ pieces = st.sampled_from([
     "# Title\n", "Title\n====\n", "- ", "* ", "1. ", "2) ", "> ", "  ", "**bold**", "__strong__", "*it*", "_it_",
     "`code`", "[text](https://a.example/x)", "[3](https://a.example)", "![img](p.png)", "~~gone~~", "```\ncode\n```\n",
     "word", " ", "\n", "\n\n", "\r\n", ".", ":", ",", ";", "[1]", "my_var", "2*3*4", "|a|b|\n", "|---|---|\n", "---\n",
-    "[^2]", "[^n]", "[^2]: https://a.example\n", "Sources:\n", "## References\n",
+    "[^2]", "[^n]", "[^2]: https://a.example\n", "Sources:\n", "## References\n", "Born: 1879", "Known for: ",
 ])
 
 

@@ -261,14 +261,15 @@ def test_decomposition_is_cached_per_decomposer_and_text(mini_db, embedder, spli
 
 
 def test_the_rules_decomposers_cache_identity_follows_its_code_and_mode():
-    from core.decompose import rules
+    from core.decompose import fields, rules
     from core.decompose.base import code_hash
     from models import nlp
 
     as_written = rules.RulesDecomposer(nlp=lambda text: None, resolve_pronouns=False)
     standalone = rules.RulesDecomposer(nlp=lambda text: None)
-    # its rules and the sentence boundaries models/nlp.py sets
-    assert as_written.identity["code"] == code_hash(rules.__file__, nlp.__file__) == standalone.identity["code"]
+    # its rules, how it reads field lines and the sentence boundaries models/nlp.py sets
+    assert (as_written.identity["code"] == code_hash(rules.__file__, fields.__file__, nlp.__file__)
+            == standalone.identity["code"])
     assert as_written.identity != standalone.identity
     assert code_hash(rules.__file__) != code_hash(rules.__file__, __file__)
 

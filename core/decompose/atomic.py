@@ -70,7 +70,7 @@ from core.decompose.llm import (
     lost_negation,
     walk_sentences,
 )
-from core.decompose.rules import answer_subject
+from core.decompose.rules import Topic, answer_subject, answer_topic
 from core.text import words
 from models import nlp as nlp_module
 from models.atomic import context_of, messages, parse_answer, repeats
@@ -79,7 +79,10 @@ from models.registry import ModelError
 
 COMPLEMENT_JACCARD = 0.3  # chosen on PerplexityAI dev held-out topics (0.3-0.7 within .007 F1)
 COMPLEMENT_NOTE = "rules decomposer: a fact the trained model did not write"
-_OPENING_PRONOUN = re.compile(r"(He|She|His|Her)\s")
+_OPENING_PRONOUN = re.compile(r"(He|She|His|Her|It|Its)\s")
+# an opening "It" that stands for nothing: "It is known that …", "It is important to …", "It was
+# not until …" (rules.py reads the parse for the same; a model's fact is matched as written)
+_EXPLETIVE_IT = re.compile(r"It (?:is|was|has been|had been|seems|seemed|appears|appeared)\b(?: \w+){0,3}? (?:that|to|until)\b")
 # Words a fact may add to its sentence with relation_words=RELATION_WORDS (measured, not the default:
 # module docstring): the relations people name when they spell out an apposition, a parenthesis or a
 # possessive, the top words of the human facts the strict guard drops (FActScore dev folds 0-1:
@@ -89,16 +92,21 @@ RELATION_WORDS = frozenset({"called", "named", "name", "titled", "title", "born"
                             "released", "located", "s"})
 
 
-def resolve_pronoun(fact: str, subject: str | None) -> str:
+def resolve_pronoun(fact: str, topic: Topic | None) -> str:
     """``fact`` with an opening "He" / "She" (or "His" / "Her") replaced by the answer's
-    subject (``subject``'s), as the ``rules`` decomposer resolves them; unchanged without a
-    subject. Why: FActScore's annotators keep the pronoun because FActScore retrieves from the
-    topic's own page, but claimscope retrieves each claim from a whole corpus, so "She
-    discovered polonium." has to say who."""
-    m = _OPENING_PRONOUN.match(fact) if subject else None
+    subject (its possessive), and an opening "It" / "Its" when the subject is a thing, as the
+    ``rules`` decomposer resolves them; unchanged without a subject, and for an "It" that stands
+    for nothing ("It is known that …"). Why: FActScore's annotators keep the pronoun because
+    FActScore retrieves from the topic's own page, but claimscope retrieves each claim from a
+    whole corpus, so "She discovered polonium." has to say who."""
+    m = _OPENING_PRONOUN.match(fact) if topic else None
     if m is None:
         return fact
-    named = subject if m[1] in ("He", "She") else f"{subject}'s"
+    if m[1] in ("It", "Its") and (not topic.thing or _EXPLETIVE_IT.match(fact)):
+        return fact
+    if m[1] in ("He", "She", "His", "Her") and not topic.named:
+        return fact
+    named = topic.name if m[1] in ("He", "She", "It") else f"{topic.name}'s"
     return named + fact[len(m[1]):]
 
 
@@ -227,12 +235,22 @@ class AtomicDecomposer:
         self.stats["sentences"] += walk.checkable
         self.stats["fallback_sentences"] += walk.fallbacks
         self.stats["field_lines"] += walk.fields
-        claims = self._resolved(walk.claims, answer_subject(doc)) if self.resolve_pronouns else walk.claims
+        claims = self._resolved(walk.claims, self._topic(text, doc)) if self.resolve_pronouns else walk.claims
         if not self.complement:
             return claims
         return self._complemented(text, claims)
 
-    def _resolved(self, claims: list[Claim], subject: str | None) -> list[Claim]:
+    def _topic(self, text: str, doc) -> Topic | None:
+        """Who or what the answer is about (:func:`core.decompose.rules.answer_topic`), read with
+        the ``rules`` decomposer's whole pipeline: its NER tells a person from a thing, which the
+        sentence pipeline here skips. Without one, the subject is taken for a person (he / she)."""
+        nlp = getattr(self._fallback_instance(), "nlp", None)
+        if nlp is not None:
+            return answer_topic(nlp(text))
+        subject = answer_subject(doc)
+        return Topic(subject) if subject else None
+
+    def _resolved(self, claims: list[Claim], topic: Topic | None) -> list[Claim]:
         """The model's facts with an opening pronoun of the answer's subject named
         (:func:`resolve_pronoun`); a fact that then says what an earlier one of its sentence
         says is dropped as a duplicate. Fallback claims come from ``rules``, resolved already."""
@@ -240,7 +258,7 @@ class AtomicDecomposer:
         seen: set[tuple[tuple[int, int], frozenset[str]]] = set()
         for c in claims:
             if c.checkable and c.note is None:
-                text = resolve_pronoun(c.text, subject)
+                text = resolve_pronoun(c.text, topic)
                 if text != c.text:
                     self.stats["pronouns_resolved"] += 1
                     c = replace(c, text=text)

@@ -1506,6 +1506,12 @@ def answer_subject(doc) -> str | None:
     return None
 
 
+def answer_topic(doc) -> Topic | None:
+    """The answer's subject as a :class:`Topic` (``doc`` parsed with NER, which tells a person
+    from a thing). Shared by the ``rules`` and ``atomic`` decomposers."""
+    return _topic(doc, answer_subject(doc))
+
+
 def _topic(doc, subject: str | None) -> Topic | None:
     """The answer's subject as a :class:`Topic`: a thing unless spaCy's NER tags it (or a name
     containing it) PERSON; without a named subject, the first sentence's common-noun subject
@@ -1550,9 +1556,10 @@ def _expletive(it) -> bool:
 
 
 def _other_antecedent(it, names: set[str]) -> bool:
-    """Whether an object "it" or an "its" follows its clause's own subject, a noun phrase that
-    does not name the answer's subject: "The team plays its home games", "NBC renewed the
-    series through its thirteenth season" — the subject before it is what "it" means."""
+    """Whether an "it" / "its" comes after the subject of the clause it stands in (the nearest
+    one up the tree), a noun phrase that does not name the answer's subject: "The team plays its
+    home games", "NBC renewed the series through its thirteenth season", "the city had …, making
+    it the largest" — that subject is what "it" means. A main clause's own subject "it" has none."""
     head = it.head
     while True:
         subj = next((c for c in head.children if c.dep_ in ("nsubj", "nsubjpass") and c.i != it.i), None)

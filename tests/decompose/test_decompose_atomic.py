@@ -305,11 +305,24 @@ def test_spacy_is_imported_without_torch():
 
 def test_standalone_claims_name_the_answers_subject_instead_of_an_opening_pronoun(rules):
     from core.decompose.atomic import resolve_pronoun
+    from core.decompose.rules import Topic
 
-    assert resolve_pronoun("She discovered polonium.", "Marie Curie") == "Marie Curie discovered polonium."
-    assert resolve_pronoun("Her husband was Pierre Curie.", "Marie Curie") == "Marie Curie's husband was Pierre Curie."
-    assert resolve_pronoun("Shelley wrote poems.", "Marie Curie") == "Shelley wrote poems."  # a word, not the pronoun
+    curie = Topic("Marie Curie")
+    assert resolve_pronoun("She discovered polonium.", curie) == "Marie Curie discovered polonium."
+    assert resolve_pronoun("Her husband was Pierre Curie.", curie) == "Marie Curie's husband was Pierre Curie."
+    assert resolve_pronoun("Shelley wrote poems.", curie) == "Shelley wrote poems."  # a word, not the pronoun
     assert resolve_pronoun("She discovered polonium.", None) == "She discovered polonium."
+    assert resolve_pronoun("It is named after her.", curie) == "It is named after her."  # a person is no "it"
+    # a thing is "it"; an "it" that stands for nothing stays
+    douglas = Topic("Douglas Aircraft Company", thing=True)
+    assert resolve_pronoun("It was founded in 1921.", douglas) == "Douglas Aircraft Company was founded in 1921."
+    assert resolve_pronoun("Its headquarters were in Long Beach.", douglas) == "Douglas Aircraft Company's headquarters were in Long Beach."
+    assert resolve_pronoun("It is known that it built the DC-3.", douglas) == "It is known that it built the DC-3."
+    assert resolve_pronoun("It was not until 1967 that it merged.", douglas) == "It was not until 1967 that it merged."
+    assert resolve_pronoun("She founded it.", Topic("The jackfruit", thing=True, named=False)) == "She founded it."
+    company = "Douglas Aircraft Company was an American aerospace manufacturer. It was founded in 1921."
+    dec = AtomicDecomposer(FakeLLM("- It was founded in 1921."), fallback_factory=lambda: rules, complement=False)
+    assert [c.text for c in dec.decompose(company)][-1] == "Douglas Aircraft Company was founded in 1921."
     text = "Marie Curie was a physicist. She discovered polonium."
     fake = FakeLLM("- She discovered polonium.\n- Marie Curie discovered polonium.")
     standalone = AtomicDecomposer(fake, fallback_factory=lambda: rules, complement=False)

@@ -81,9 +81,15 @@ _ADVICE = re.compile(r"\b(you should|you must|you need to|you can|it is (?:recom
 _CONVERSATIONAL = re.compile(
     r"^\W*(?:i hope (?:this|that|it) helps|let me know|feel free|i'?d be (?:happy|glad) to|i am (?:happy|glad) to|"
     r"(?:happy to help|(?:great|good) question|sure|certainly|of course|absolutely)\W*$|"
-    r"here(?: is|'s| are) (?:a |an |some |the )?(?:summary|overview|list|breakdown|answer|facts|key|brief|short|few|more))",
+    r"here(?: is|'s| are) (?:a |an |some |the )?(?:summary|overview|list|breakdown|answer|facts|key|brief|short|few|more)|"
+    r"(?:i'?m|i am) (?:glad|happy|delighted) (?:you|that you|to)|thanks? (?:you )?for (?:asking|your question|the question)|"
+    r"that'?s an? (?:great|good|interesting|excellent) question)",
     re.IGNORECASE,
 )
+# a lead-in whose list the Markdown reader made sentences of their own: "Some possible effects are:",
+# "… negative effects such as:" end where their complement should be (a person reads the list as it)
+_LEAD_IN = re.compile(r"\b(?:is|are|was|were|include|includes|included|including|such as|as follows|the following|"
+                      r"following|namely)\s*[.:]$", re.IGNORECASE)
 _URL_ONLY = re.compile(r"^\W*(?:(?:https?://|www\.)\S+\W*)+$", re.IGNORECASE)  # a reference line
 _CITATION = re.compile(r"\[\d+(?:[,\s-]+\d+)*\]")
 _PRONOUN_SUBJ = {"he", "she"}
@@ -398,10 +404,11 @@ def _hyphenated(tok) -> bool:
 def check_worthiness(sentence: str, root_tag: str | None = None, has_subject: bool = True,
                      states_something: bool = True) -> str | None:
     """Why a sentence is not checkable (``None`` when it is): a question, a reference (a bare
-    link), a chat answer's frame ("I hope this helps!", "Here are some facts about X:"), a
-    fragment (``states_something`` False: no verb, no name and no number, as "Key facts:" or
-    "Early life" — nothing a source could support or refute; :func:`states_something`), an
-    abstention, an opinion, advice."""
+    link), a chat answer's frame ("I hope this helps!", "Here are some facts about X:", "I'm glad
+    you asked"), a fragment (``states_something`` False: no verb, no name and no number, as "Key
+    facts:" or "Early life" — nothing a source could support or refute; :func:`states_something`;
+    or a lead-in that ends where its list begins: "Some possible effects are:"), an abstention,
+    an opinion, advice."""
     s = sentence.strip()
     if s.endswith("?"):
         return "question"
@@ -409,7 +416,7 @@ def check_worthiness(sentence: str, root_tag: str | None = None, has_subject: bo
         return "reference"
     if _CONVERSATIONAL.search(s):
         return "conversational"
-    if not states_something:
+    if not states_something or _LEAD_IN.search(s):
         return "fragment"
     if _ABSTAIN.search(s):
         return "abstention"

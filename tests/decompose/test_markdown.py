@@ -129,6 +129,14 @@ def test_fragments_are_shown_but_not_checked(rules):
     def notes(text):
         return [(c.text, c.note) for c in rules.decompose(text)]
 
+    # a lead-in ends where its list begins; a chat answer's pleasantries are its frame (ExpertQA's Bing Chat answers)
+    answer = ("I'm glad you are an expert in Biology.\n\nSome possible effects are:\n\n- **Regulating mood** by releasing "
+              "dopamine[1]\n\nIt may have negative effects such as:\n\n- Inducing aggression[1]\n")
+    assert [(c.claim.text, c.claim.note) for c in decompose_cited(answer, rules)] == [
+        ("I'm glad you are an expert in Biology.", "conversational"), ("Some possible effects are.", "fragment"),
+        ("Regulating mood by releasing dopamine.", None), ("It may have negative effects such as.", "fragment"),
+        ("Inducing aggression.", None)]
+
     assert notes("Early life. Marie Curie was born in Warsaw.") == [
         ("Early life.", "fragment"), ("Marie Curie was born in Warsaw.", None)]
     # a telegraphic item with a name or a number still says something

@@ -132,8 +132,9 @@ def load_spacy(name: str = EMBEDDED_SPACY, **kw: Any):
 
 
 def paragraph_starts(doc):
-    """A blank line starts a sentence, and so does a line break before or after a "Label: value"
-    line, set before the parser runs (which keeps a boundary set before it). The small parser
+    """A blank line starts a sentence, and so do a line break after a sentence's final mark and
+    one before or after a "Label: value" line, set before the parser runs (which keeps a boundary
+    set before it). The small parser
     joins a short paragraph to the next one ("Sure!" + blank line + "Marie Curie was …" became
     one sentence, and one claim); a blank line between two sentences is a boundary in every text
     claimscope reads: answers, documents, Markdown."""
@@ -146,7 +147,8 @@ def paragraph_starts(doc):
             # a line break ends a "Label: value" line and starts one: a field list written one per
             # line without list marks ("Born: 1879\nDied: 1955") is one sentence per field, not one
             next_label = _label_line(doc, nxt.i)
-            if tok.text.count("\n") >= 2 or label_line or next_label:
+            ended = tok.i > 0 and doc[tok.i - 1].text in (".", "!", "?")  # "1. High cost.\n2. Data privacy."
+            if tok.text.count("\n") >= 2 or label_line or next_label or ended:
                 nxt.is_sent_start = True
             label_line = next_label
     return doc

@@ -90,6 +90,7 @@ _CONVERSATIONAL = re.compile(
 # "… negative effects such as:" end where their complement should be (a person reads the list as it)
 _LEAD_IN = re.compile(r"\b(?:is|are|was|were|include|includes|included|including|such as|as follows|the following|"
                       r"following|namely)\s*[.:]$", re.IGNORECASE)
+_LEAD_TAIL = re.compile(r"(?:\s+(?:as follows|the following|following))?\s*[.:]$", re.IGNORECASE)  # what a completed item drops
 _URL_ONLY = re.compile(r"^\W*(?:(?:https?://|www\.)\S+\W*)+$", re.IGNORECASE)  # a reference line
 _CITATION = re.compile(r"\[\d+(?:[,\s-]+\d+)*\]")
 _PRONOUN_SUBJ = {"he", "she"}
@@ -502,11 +503,20 @@ class RulesDecomposer:
         topic = _topic(doc, subject) if self.resolve_pronouns else None  # None: no pronoun is replaced
         past = _past_tense(doc)
         field_subject = subject
+        lead_in: str | None = None  # "Some possible effects are": the list items after it complete it
         for sent in doc.sents:
             if not sent.text.strip():
                 continue
             span = _bounds(sent)
             source = text[span[0] : span[1]]
+            completed = complete_item(lead_in, sent)
+            if completed is not None:  # "Regulating mood." after "Some possible effects are:"
+                for rewritten in _join_prefixes(self._nlp(completed)).sents:
+                    claims += [Claim(len(claims) + k, t, span, context=completed)
+                               for k, (t, _) in enumerate(self._sentence_claims(rewritten, topic))]
+                continue
+            if ends_list(sent):
+                lead_in = None
             as_field = None if value_is_clause(sent) else read_field(sent.text, field_subject, past)
             if as_field is not None:  # "Born: 14 March 1879, Ulm" → "Albert Einstein was born on …" (fields.py)
                 for said in as_field.sentences:
@@ -518,6 +528,7 @@ class RulesDecomposer:
             subj = [t for t in sent if t.dep_ in ("nsubj", "nsubjpass") and t.head == sent.root]
             reason = check_worthiness(sent.text, sent.root.tag_, bool(subj), states_something(sent))
             if reason:
+                lead_in = lead_in_of(sent.text, reason) or lead_in
                 claims.append(Claim(len(claims), source, span, checkable=False, note=reason))
                 continue
             for t, claim_span in self._sentence_claims(sent, topic):
@@ -1578,6 +1589,37 @@ def _other_antecedent(it, names: set[str]) -> bool:
         if head.head.i == head.i or (it.dep_ in ("nsubj", "nsubjpass") and it.head.i == head.i and head.dep_ == "ROOT"):
             return False
         head = head.head
+
+
+def lead_in_of(sentence: str, reason: str | None) -> str | None:
+    """What the items after a lead-in complete ("Some possible effects are:" → "Some possible
+    effects are"; "The challenges include the following:" → "The challenges include"), or
+    ``None`` when ``sentence`` (not checkable for ``reason``) is no lead-in."""
+    s = sentence.strip()
+    return _LEAD_TAIL.sub("", s) if reason == "fragment" and _LEAD_IN.search(s) else None
+
+
+def ends_list(sent) -> bool:
+    """A sentence with a subject of its own ends the list a lead-in opened (an instruction item,
+    "Use a drone.", does not)."""
+    return any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in sent.root.children)
+
+
+def complete_item(lead_in: str | None, item) -> str | None:
+    """A list item after a lead-in, as the sentence a person reads: "Some possible effects are" +
+    "Regulating mood by releasing dopamine." → "Some possible effects are regulating mood by
+    releasing dopamine."; ``None`` when there is no lead-in or the item is a sentence of its own
+    (it has a subject), an instruction ("Use a drone.") or a question."""
+    if lead_in is None:
+        return None
+    root = item.root
+    text = item.text.strip()
+    if (any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in root.children) or root.tag_ in ("VB", "VBP", "VBZ", "VBD", "MD")
+            or text.endswith("?") or not any(t.is_alpha for t in item)):
+        return None
+    first = item[0] if not item[0].is_space else item[1]
+    body = text if first.pos_ == "PROPN" or first.text.isupper() else text[:1].lower() + text[1:]
+    return f"{lead_in} {body.rstrip(' .;:')}."
 
 
 def _proper_subject(sent) -> str | None:

@@ -94,6 +94,18 @@ def test_a_field_line_is_read_by_the_rules_decomposer_not_written_by_the_model(r
     assert dec.warnings == []  # a field line is no failure of the model
 
 
+def test_a_list_item_reaches_the_model_completed_by_its_lead_in(rules):
+    llm = FakeLLM("- The challenges include high cost.")
+    dec = AtomicDecomposer(llm, fallback_factory=lambda: rules, complement=False)
+    from core.decompose.citations import decompose_cited
+
+    claims = [c.claim for c in decompose_cited("The challenges include the following:\n1. High cost.", dec)]
+    assert [(c.text, c.note, c.context) for c in claims] == [
+        ("The challenges include the following.", "fragment", None),
+        ("The challenges include high cost.", None, "The challenges include high cost.")]
+    assert "The challenges include high cost." in str(llm.prompts[0])  # not the bare "High cost."
+
+
 @pytest.mark.parametrize(("fact", "sentence", "lost"), [
     ("He attended college.", "He did not attend college.", True),
     ("She was born in Warsaw.", "She wasn't born in Warsaw.", True),

@@ -134,8 +134,16 @@ def test_fragments_are_shown_but_not_checked(rules):
               "dopamine[1]\n\nIt may have negative effects such as:\n\n- Inducing aggression[1]\n")
     assert [(c.claim.text, c.claim.note) for c in decompose_cited(answer, rules)] == [
         ("I'm glad you are an expert in Biology.", "conversational"), ("Some possible effects are.", "fragment"),
-        ("Regulating mood by releasing dopamine.", None), ("It may have negative effects such as.", "fragment"),
-        ("Inducing aggression.", None)]
+        # … and the items after it complete it: "Regulating mood." alone says nothing a source could back
+        ("Some possible effects are regulating mood by releasing dopamine.", None),
+        ("It may have negative effects such as.", "fragment"), ("It may have negative effects such as inducing aggression.", None)]
+    listed = "The challenges include the following:\n1. High cost.\n2. Use a drone.\n3. Data privacy.\nThe results are good."
+    cited = decompose_cited(listed, rules)
+    assert [(c.claim.text, c.claim.note) for c in cited] == [
+        ("The challenges include the following.", "fragment"), ("The challenges include high cost.", None),
+        ("Use a drone.", "advice"),  # an instruction is no item that completes it, but the list goes on
+        ("The challenges include data privacy.", None), ("The results are good.", None)]  # a sentence of its own ends it
+    assert listed[slice(*cited[1].claim.span)] == "High cost." and cited[1].claim.context == "The challenges include high cost."
 
     assert notes("Early life. Marie Curie was born in Warsaw.") == [
         ("Early life.", "fragment"), ("Marie Curie was born in Warsaw.", None)]

@@ -90,6 +90,7 @@ _CONVERSATIONAL = re.compile(
 # "… negative effects such as:" end where their complement should be (a person reads the list as it)
 _LEAD_IN = re.compile(r"\b(?:is|are|was|were|include|includes|included|including|such as|as follows|the following|"
                       r"following|namely)\s*[.:]$", re.IGNORECASE)
+_TOPIC_LABEL = re.compile(r"\s*([A-Z][\w'’-]*(?:[ -][\w'’-]+){0,5}\s*:)\s+(?=\S)")  # "Theory of relativity: …" at a line's start
 _LEAD_TAIL = re.compile(r"(?:\s+(?:as follows|the following|following))?\s*[.:]$", re.IGNORECASE)  # what a completed item drops
 _URL_ONLY = re.compile(r"^\W*(?:(?:https?://|www\.)\S+\W*)+$", re.IGNORECASE)  # a reference line
 _CITATION = re.compile(r"\[\d+(?:[,\s-]+\d+)*\]")
@@ -498,6 +499,11 @@ class RulesDecomposer:
         blank = _CITATION.sub(lambda m: " " * len(m[0]), text)
         blank = _LABEL.sub(lambda m: m[1] + " " * len(m[2]), blank)
         doc = _join_prefixes(self._nlp(blank))
+        topics = [label for sent in doc.sents if (label := _topic_label(sent)) is not None]
+        if topics:  # "Theory of relativity: He developed …": the label is no part of the claim; parsed again without it
+            for a, b in topics:
+                blank = blank[:a] + " " * (b - a) + blank[b:]
+            doc = _join_prefixes(self._nlp(blank))
         claims: list[Claim] = []
         subject = answer_subject(doc)
         topic = _topic(doc, subject) if self.resolve_pronouns else None  # None: no pronoun is replaced
@@ -1589,6 +1595,21 @@ def _other_antecedent(it, names: set[str]) -> bool:
         if head.head.i == head.i or (it.dep_ in ("nsubj", "nsubjpass") and it.head.i == head.i and head.dep_ == "ROOT"):
             return False
         head = head.head
+
+
+def _topic_label(sent) -> tuple[int, int] | None:
+    """The characters of a label opening a line whose value is a clause of its own ("Theory of
+    relativity: He developed the special theory in 1905."; a chat answer's bold topic in front of
+    a list item's sentence), or ``None``. Parsed with it, the label becomes the sentence's
+    subject or root, and the claim reads "Theory of relativity: Albert Einstein developed …"."""
+    m = _TOPIC_LABEL.match(sent.text)
+    if m is None or not value_is_clause(sent):
+        return None
+    before = sent.doc.text[: sent.start_char].rstrip(" \t")
+    label_end = sent.start_char + m.end(1)
+    if (before and not before.endswith("\n")) or any(t.pos_ in ("VERB", "AUX") for t in sent if t.idx < label_end):
+        return None  # a title in running prose ("Star Wars: The Last Jedi is …"), a clause ("Reviews were mixed: …")
+    return sent.start_char + m.start(1), sent.start_char + m.end()
 
 
 def lead_in_of(sentence: str, reason: str | None) -> str | None:

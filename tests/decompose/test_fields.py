@@ -98,9 +98,21 @@ def test_a_chat_answers_infobox_becomes_claims_about_its_subject(rules):
     assert {c.claim.context for c in cited[3:6]} == {"Born: 14 March 1879, Ulm, Germany."}  # the line, read
 
 
-def test_a_value_that_is_a_clause_of_its_own_is_read_as_written(rules):
+def test_a_value_that_is_a_clause_of_its_own_is_read_as_written_without_its_label(rules):
     assert [c.text for c in rules.decompose("Albert Einstein was a physicist.\nAwards: Einstein received the Nobel Prize in 1921.")] == [
-        "Albert Einstein was a physicist.", "Awards: Einstein received the Nobel Prize in 1921."]
+        "Albert Einstein was a physicist.", "Einstein received the Nobel Prize in 1921."]
+    # a chat answer's bold topic before an item's sentence: parsed with it, it became the claim's subject
+    answer = ("Albert Einstein was a physicist.\n\n- **Theory of relativity:** He developed the special theory in 1905.\n"
+              "- **Photoelectric effect:** His explanation earned him the 1921 Nobel Prize.\n")
+    cited = decompose_cited(answer, rules)
+    assert [c.claim.text for c in cited] == [
+        "Albert Einstein was a physicist.", "Albert Einstein developed the special theory in 1905.",
+        "Albert Einstein's explanation earned him the 1921 Nobel Prize."]
+    assert answer[slice(*cited[1].claim.span)] == "He developed the special theory in 1905"
+    # a title or a clause before a colon in running prose is no label
+    assert [c.text for c in rules.decompose("It was a hit. Star Wars: The Last Jedi is a film. Reviews were mixed: critics "
+                                            "praised it.")][1:] == [
+        "Star Wars: The Last Jedi is a film.", "Reviews were mixed: critics praised it."]
 
 
 def test_plain_field_lines_are_one_sentence_each(rules):

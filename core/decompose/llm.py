@@ -47,7 +47,7 @@ from core.decompose import fields as fields_module
 from core.decompose import rules
 from core.decompose.base import Claim, Decomposer, code_hash, trimmed
 from core.decompose.fields import is_field_line, value_is_clause
-from core.decompose.rules import check_worthiness, complete_item, ends_list, lead_in_of, states_something
+from core.decompose.rules import ItemReader, answer_subject, check_worthiness, past_tense, states_something
 from core.text import STOPWORDS, words
 from models import nlp as nlp_module
 from models.llm import FENCE_RULE, LLMOutputError, Message, fence
@@ -322,19 +322,18 @@ def walk_sentences(
     walk = Walk([])
     seen: set[frozenset[str]] = set()
     broken: str | None = None
-    lead_in: str | None = None  # "Some possible effects are": the list items after it complete it (rules.py)
+    items = ItemReader(answer_subject(sents[0].doc), past_tense(sents[0].doc)) if sents else ItemReader(None, False)
     for i, sent in enumerate(sents):
         start, end = trimmed(text, sent.start_char, sent.end_char)
         if start >= end:
             continue
-        completed = complete_item(lead_in, sent)  # a list item read as a person does (rules.py)
+        completed = items.complete(sent)  # a list item read as a person does (rules.py)
         sentence = completed or text[start:end]
         if completed is None:
-            lead_in = None if ends_list(sent) else lead_in
             subj = [t for t in sent if t.dep_ in ("nsubj", "nsubjpass") and t.head == sent.root]
             reason = check_worthiness(sentence, sent.root.tag_, bool(subj), states_something(sent))
+            items.read(sent, reason)
             if reason:
-                lead_in = lead_in_of(sentence, reason) or lead_in
                 walk.claims.append(Claim(len(walk.claims), sentence, (start, end), checkable=False, note=reason))
                 continue
         walk.checkable += 1

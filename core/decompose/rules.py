@@ -90,6 +90,12 @@ _CONVERSATIONAL = re.compile(
 # "… negative effects such as:" end where their complement should be (a person reads the list as it)
 _LEAD_IN = re.compile(r"\b(?:is|are|was|were|include|includes|included|including|such as|as follows|the following|"
                       r"following|namely)\s*[.:]$", re.IGNORECASE)
+# irregular past forms the tagger reads as instructions when a line opens with them ("Won the 1921 Nobel Prize")
+_PRETERITES = frozenset({"won", "wrote", "became", "began", "led", "took", "made", "gave", "held", "left",
+                         "met", "saw", "sang", "spoke", "taught", "went", "grew", "drew", "rose", "fought",
+                         "bought", "brought", "built", "found", "ran", "sold", "told", "stood", "threw",
+                         "flew", "broke", "chose", "drove", "fell", "knew", "lost", "paid", "rode", "shot",
+                         "sent", "spent", "struck", "swam", "understood", "wore"})
 _TOPIC_LABEL = re.compile(r"\s*([A-Z][\w'’-]*(?:[ -][\w'’-]+){0,5}\s*:)\s+(?=\S)")  # "Theory of relativity: …" at a line's start
 _LEAD_TAIL = re.compile(r"(?:\s+(?:as follows|the following|following))?\s*[.:]$", re.IGNORECASE)  # what a completed item drops
 _URL_ONLY = re.compile(r"^\W*(?:(?:https?://|www\.)\S+\W*)+$", re.IGNORECASE)  # a reference line
@@ -507,34 +513,29 @@ class RulesDecomposer:
         claims: list[Claim] = []
         subject = answer_subject(doc)
         topic = _topic(doc, subject) if self.resolve_pronouns else None  # None: no pronoun is replaced
-        past = _past_tense(doc)
-        field_subject = subject
-        lead_in: str | None = None  # "Some possible effects are": the list items after it complete it
+        items = ItemReader(subject, past_tense(doc))
         for sent in doc.sents:
             if not sent.text.strip():
                 continue
             span = _bounds(sent)
             source = text[span[0] : span[1]]
-            completed = complete_item(lead_in, sent)
-            if completed is not None:  # "Regulating mood." after "Some possible effects are:"
+            completed = items.complete(sent)
+            if completed is not None:  # "Regulating mood." after "Some possible effects are:"; "Won the 1921 Nobel Prize."
                 for rewritten in _join_prefixes(self._nlp(completed)).sents:
                     claims += [Claim(len(claims) + k, t, span, context=completed)
                                for k, (t, _) in enumerate(self._sentence_claims(rewritten, topic))]
                 continue
-            if ends_list(sent):
-                lead_in = None
-            as_field = None if value_is_clause(sent) else read_field(sent.text, field_subject, past)
+            as_field = None if value_is_clause(sent) else read_field(sent.text, items.subject, items.past)
             if as_field is not None:  # "Born: 14 March 1879, Ulm" → "Albert Einstein was born on …" (fields.py)
                 for said in as_field.sentences:
                     parts = ([t for s in _join_prefixes(self._nlp(said)).sents for t, _ in self._sentence_claims(s, None)]
                              if as_field.split else [said])
                     claims += [Claim(len(claims) + k, t, span, context=source) for k, t in enumerate(parts)]
                 continue
-            field_subject = _proper_subject(sent) or field_subject  # a field list is about the last name a sentence was about
             subj = [t for t in sent if t.dep_ in ("nsubj", "nsubjpass") and t.head == sent.root]
             reason = check_worthiness(sent.text, sent.root.tag_, bool(subj), states_something(sent))
+            items.read(sent, reason)
             if reason:
-                lead_in = lead_in_of(sent.text, reason) or lead_in
                 claims.append(Claim(len(claims), source, span, checkable=False, note=reason))
                 continue
             for t, claim_span in self._sentence_claims(sent, topic):
@@ -1597,13 +1598,38 @@ def _other_antecedent(it, names: set[str]) -> bool:
         head = head.head
 
 
+def _with_subject(sent, subject: str | None, past: bool) -> str | None:
+    """A line that is a predicate without its subject, as chat answers list what someone did
+    ("- Developed the theory of relativity", "- Won the 1921 Nobel Prize", "- Born in Ulm in
+    1879"), given the subject a person reads in it: "Albert Einstein won the 1921 Nobel Prize.",
+    "Albert Einstein was born in Ulm in 1879."; ``None`` for any other sentence, and for an
+    instruction ("Use a drone": the verb is its own lemma)."""
+    if subject is None:
+        return None
+    before = sent.doc.text[: sent.start_char].rstrip(" \t")
+    root = sent.root
+    first = next((t for t in sent if not t.is_space), None)
+    if (before and not before.endswith("\n")) or first is None or first.i != root.i or root.pos_ != "VERB" or any(
+            c.dep_ in ("nsubj", "nsubjpass", "expl", "aux", "auxpass") for c in root.children):
+        return None  # a line that opens with its own verb, and has no subject or auxiliary
+    text = sent.text.strip()
+    body = text[:1].lower() + text[1:].rstrip(" .;:")
+    if root.tag_ == "VBN" or root.lower_ == "born":
+        return f"{subject} {'was' if past or root.lower_ == 'born' else 'is'} {body}."
+    if root.tag_ == "VBD" or root.lower_ in _PRETERITES:  # "Won": VB (an instruction) to the tagger at a line's start
+        return f"{subject} {body}."
+    return None
+
+
 def _topic_label(sent) -> tuple[int, int] | None:
     """The characters of a label opening a line whose value is a clause of its own ("Theory of
     relativity: He developed the special theory in 1905."; a chat answer's bold topic in front of
     a list item's sentence), or ``None``. Parsed with it, the label becomes the sentence's
     subject or root, and the claim reads "Theory of relativity: Albert Einstein developed …"."""
     m = _TOPIC_LABEL.match(sent.text)
-    if m is None or not value_is_clause(sent):
+    after = [t for t in sent if t.idx >= sent.start_char + m.end()] if m is not None else []
+    predicate = bool(after) and after[0].tag_ in ("VBD", "VBN")  # "Early life: born in Ulm in 1879."
+    if m is None or not (value_is_clause(sent) or predicate):
         return None
     before = sent.doc.text[: sent.start_char].rstrip(" \t")
     label_end = sent.start_char + m.end(1)
@@ -1612,21 +1638,37 @@ def _topic_label(sent) -> tuple[int, int] | None:
     return sent.start_char + m.start(1), sent.start_char + m.end()
 
 
-def lead_in_of(sentence: str, reason: str | None) -> str | None:
-    """What the items after a lead-in complete ("Some possible effects are:" → "Some possible
-    effects are"; "The challenges include the following:" → "The challenges include"), or
-    ``None`` when ``sentence`` (not checkable for ``reason``) is no lead-in."""
-    s = sentence.strip()
-    return _LEAD_TAIL.sub("", s) if reason == "fragment" and _LEAD_IN.search(s) else None
+@dataclass
+class ItemReader:
+    """How a reader takes the lines of a list, walking an answer's sentences in order (the
+    ``rules`` decomposer, and the LLM decomposers' walk, core/decompose/llm.py):
+    :meth:`complete` gives the sentence a list item means, :meth:`read` takes in every other
+    sentence. ``subject``: the last name a sentence was about (the answer's subject at first),
+    whom a field line or a predicate line is about; ``past``: the answer's tense."""
+
+    subject: str | None
+    past: bool
+    lead_in: str | None = None  # "Some possible effects are": the items after it complete it
+
+    def complete(self, sent) -> str | None:
+        """"Regulating mood." after "Some possible effects are:" → "Some possible effects are
+        regulating mood."; "Won the 1921 Nobel Prize." → "Albert Einstein won …"; else None (a
+        "Label: value" line is a field line's or says its own: fields.py, :func:`_topic_label`)."""
+        if _TOPIC_LABEL.match(sent.text):
+            return None
+        return _complete_item(self.lead_in, sent) or _with_subject(sent, self.subject, self.past)
+
+    def read(self, sent, reason: str | None) -> None:
+        """Take in a sentence read as written (``reason``: why it is not checkable, or None)."""
+        if any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in sent.root.children):
+            self.lead_in = None  # a sentence of its own ends the list ("Use a drone." does not)
+        self.subject = _proper_subject(sent) or self.subject
+        s = sent.text.strip()
+        if reason == "fragment" and _LEAD_IN.search(s):
+            self.lead_in = _LEAD_TAIL.sub("", s)  # "The challenges include the following:" → "The challenges include"
 
 
-def ends_list(sent) -> bool:
-    """A sentence with a subject of its own ends the list a lead-in opened (an instruction item,
-    "Use a drone.", does not)."""
-    return any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in sent.root.children)
-
-
-def complete_item(lead_in: str | None, item) -> str | None:
+def _complete_item(lead_in: str | None, item) -> str | None:
     """A list item after a lead-in, as the sentence a person reads: "Some possible effects are" +
     "Regulating mood by releasing dopamine." → "Some possible effects are regulating mood by
     releasing dopamine."; ``None`` when there is no lead-in or the item is a sentence of its own
@@ -1656,7 +1698,7 @@ def _proper_subject(sent) -> str | None:
     return " ".join(t.text for t in run) or subj.text
 
 
-def _past_tense(doc) -> bool:
+def past_tense(doc) -> bool:
     """Whether the answer speaks of its subject in the past ("Marie Curie was a physicist"): the
     root of its first sentence with a verb is in the past tense. A field line then reads "was
     German", not "is German" (fields.py)."""

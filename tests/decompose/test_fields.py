@@ -120,3 +120,19 @@ def test_plain_field_lines_are_one_sentence_each(rules):
     assert [c.text for c in rules.decompose(text)] == [
         "Marie Curie was a physicist.", "Marie Curie was born on 7 November 1867.", "Marie Curie was born in Warsaw.",
         "Marie Curie died on 4 July 1934.", "Marie Curie won two Nobel Prizes."]
+
+
+def test_a_line_that_says_what_someone_did_gets_its_subject(rules):
+    """Chat answers list achievements as predicates: "- Won the 1921 Nobel Prize" was marked
+    advice (the tagger reads "Won" as an instruction) and "- Developed …" had no subject."""
+    answer = ("Albert Einstein was a physicist. Key achievements:\n\n- Developed the theory of relativity\n"
+              "- Won the 1921 Nobel Prize in Physics\n- **Early life:** born in Ulm\n- Use a compass.\n")
+    assert [(c.claim.text, c.claim.note) for c in decompose_cited(answer, rules)] == [
+        ("Albert Einstein was a physicist.", None), ("Key achievements.", "fragment"),
+        ("Albert Einstein developed the theory of relativity.", None),
+        ("Albert Einstein won the 1921 Nobel Prize in Physics.", None),
+        ("Albert Einstein was born in Ulm.", None),
+        ("Use a compass.", "advice")]  # an instruction stays one
+    # in running prose a sentence without a subject is left as the parser reads it
+    assert rules.decompose("Albert Einstein was a physicist. Developed the theory of relativity.")[1].text == (
+        "Developed the theory of relativity.")

@@ -96,6 +96,9 @@ _PRETERITES = frozenset({"won", "wrote", "became", "began", "led", "took", "made
                          "bought", "brought", "built", "found", "ran", "sold", "told", "stood", "threw",
                          "flew", "broke", "chose", "drove", "fell", "knew", "lost", "paid", "rode", "shot",
                          "sent", "spent", "struck", "swam", "understood", "wore"})
+# verbs a line opens with in the passive although an object follows ("Awarded the Nobel Prize in 1903")
+_PASSIVE_WITH_OBJECT = frozenset({"awarded", "given", "granted", "offered", "named", "called", "elected", "appointed",
+                                  "crowned", "voted", "dubbed", "titled"})
 _TOPIC_LABEL = re.compile(r"\s*([A-Z][\w'’-]*(?:[ -][\w'’-]+){0,5}\s*:)\s+(?=\S)")  # "Theory of relativity: …" at a line's start
 _LEAD_TAIL = re.compile(r"(?:\s+(?:as follows|the following|following))?\s*[.:]$", re.IGNORECASE)  # what a completed item drops
 _URL_ONLY = re.compile(r"^\W*(?:(?:https?://|www\.)\S+\W*)+$", re.IGNORECASE)  # a reference line
@@ -1602,22 +1605,34 @@ def _with_subject(sent, subject: str | None, past: bool) -> str | None:
     """A line that is a predicate without its subject, as chat answers list what someone did
     ("- Developed the theory of relativity", "- Won the 1921 Nobel Prize", "- Born in Ulm in
     1879"), given the subject a person reads in it: "Albert Einstein won the 1921 Nobel Prize.",
-    "Albert Einstein was born in Ulm in 1879."; ``None`` for any other sentence, and for an
-    instruction ("Use a drone": the verb is its own lemma)."""
-    if subject is None:
-        return None
+    "Albert Einstein was born in Ulm in 1879."; ``None`` for any other sentence (one in running
+    prose, one with a subject or an auxiliary) and for an instruction ("Use a compass.")."""
     before = sent.doc.text[: sent.start_char].rstrip(" \t")
-    root = sent.root
     first = next((t for t in sent if not t.is_space), None)
-    if (before and not before.endswith("\n")) or first is None or first.i != root.i or root.pos_ != "VERB" or any(
-            c.dep_ in ("nsubj", "nsubjpass", "expl", "aux", "auxpass") for c in root.children):
-        return None  # a line that opens with its own verb, and has no subject or auxiliary
+    if subject is None or first is None or (before and not before.endswith("\n")):
+        return None
+    root = sent.root
+    if first.dep_ == "amod" and first.tag_ in ("VBD", "VBN") and first.head.i == root.i and root.pos_ == "NOUN":
+        return _with_verb(first, sent, subject, past, has_object=True)  # "Discovered polonium", parsed as a noun phrase
+    if first.i != root.i or root.pos_ != "VERB" or any(c.dep_ in ("nsubj", "nsubjpass", "expl", "aux", "auxpass")
+                                                       for c in root.children):
+        return None
+    return _with_verb(root, sent, subject, past, has_object=any(c.dep_ == "dobj" for c in root.children))
+
+
+def _with_verb(verb, sent, subject: str, past: bool, has_object: bool) -> str | None:
+    """The sentence of :func:`_with_subject` for a line opening with ``verb``."""
     text = sent.text.strip()
     body = text[:1].lower() + text[1:].rstrip(" .;:")
-    if root.tag_ == "VBN" or root.lower_ == "born":
-        return f"{subject} {'was' if past or root.lower_ == 'born' else 'is'} {body}."
-    if root.tag_ == "VBD" or root.lower_ in _PRETERITES:  # "Won": VB (an instruction) to the tagger at a line's start
+    word = verb.lower_
+    if word in _PASSIVE_WITH_OBJECT or word == "born":  # "Awarded the Nobel Prize in 1903", "Born in Ulm"
+        return f"{subject} was {body}."
+    # "Won" is VB (an instruction) to the tagger at a line's start; "Discovered polonium" VBN, but a
+    # participle takes no object
+    if verb.tag_ == "VBD" or word in _PRETERITES or (verb.tag_ == "VBN" and has_object):
         return f"{subject} {body}."
+    if verb.tag_ == "VBN":  # "Known for radioactivity"
+        return f"{subject} {'was' if past else 'is'} {body}."
     return None
 
 
@@ -1700,12 +1715,14 @@ def _proper_subject(sent) -> str | None:
 
 def past_tense(doc) -> bool:
     """Whether the answer speaks of its subject in the past ("Marie Curie was a physicist"): the
-    root of its first sentence with a verb is in the past tense. A field line then reads "was
-    German", not "is German" (fields.py)."""
-    for sent in doc.sents:
-        if sent.root.pos_ in ("VERB", "AUX"):
-            return sent.root.tag_ == "VBD" or any(c.tag_ == "VBD" for c in sent.root.children if c.dep_ in ("aux", "auxpass"))
-    return False
+    root of its first sentence about a name (else of its first with a verb: not the frame, "Here's
+    an overview …") is in the past tense. A field line then reads "was German", not "is German"
+    (fields.py)."""
+    def past(sent) -> bool:
+        return sent.root.tag_ == "VBD" or any(c.tag_ == "VBD" for c in sent.root.children if c.dep_ in ("aux", "auxpass"))
+    verbed = [s for s in doc.sents if s.root.pos_ in ("VERB", "AUX")]
+    named = next((s for s in verbed if _proper_subject(s)), None)
+    return past(named) if named is not None else bool(verbed) and past(verbed[0])
 
 
 def _bounds(sent) -> tuple[int, int]:

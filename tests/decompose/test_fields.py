@@ -133,6 +133,13 @@ def test_a_line_that_says_what_someone_did_gets_its_subject(rules):
         ("Albert Einstein won the 1921 Nobel Prize in Physics.", None),
         ("Albert Einstein was born in Ulm.", None),
         ("Use a compass.", "advice")]  # an instruction stays one
+    # a participle with an object is the past ("Discovered …"), but "Awarded …" is a passive; the
+    # answer's tense is its subject's sentence's, not its frame's ("Here's an overview …")
+    answer = ("Here's an overview of Marie Curie.\n\nMarie Curie was a physicist.\n\n- Discovered polonium\n"
+              "- Awarded the Nobel Prize in 1903\n- Known for radioactivity\n")
+    assert [c.claim.text for c in decompose_cited(answer, rules)][2:] == [
+        "Marie Curie discovered polonium.", "Marie Curie was awarded the Nobel Prize in 1903.",
+        "Marie Curie was known for radioactivity."]
     # in running prose a sentence without a subject is left as the parser reads it
     assert rules.decompose("Albert Einstein was a physicist. Developed the theory of relativity.")[1].text == (
         "Developed the theory of relativity.")

@@ -61,10 +61,10 @@ _FOOTNOTE_DEF = re.compile(r"^[ \t]{0,3}\[\^[^\]\s]+\]:")  # "[^2]: https://…"
 _STRIKE = re.compile(r"~~(?=\S)[^~\n]+?(?<=\S)~~")
 _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _EMPHASIS = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])|(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])")
-# the end of a sentence: final punctuation, then closing quotes / brackets and [n] markers
 # a line that opens with a label, one to four words and a colon ("Born: 14 March 1879", "Known for:
 # …"): an infobox copied line by line, a field of its own (core/decompose/fields.py reads it)
 _FIELD = re.compile(r"^[ \t]*[A-Z][A-Za-z]*(?:[ \t][A-Za-z]+){0,3}:[ \t]+\S")
+# the end of a sentence: final punctuation, then closing quotes / brackets and [n] markers
 _ENDED = re.compile(r"[.!?…][\"'”’)\]]*(?:\s*\[\d[\d,\s–-]*\])*\s*$")
 
 

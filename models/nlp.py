@@ -134,10 +134,10 @@ def load_spacy(name: str = EMBEDDED_SPACY, **kw: Any):
 def paragraph_starts(doc):
     """A blank line starts a sentence, and so do a line break after a sentence's final mark and
     one before or after a "Label: value" line, set before the parser runs (which keeps a boundary
-    set before it). The small parser
-    joins a short paragraph to the next one ("Sure!" + blank line + "Marie Curie was …" became
-    one sentence, and one claim); a blank line between two sentences is a boundary in every text
-    claimscope reads: answers, documents, Markdown."""
+    set before it). The small parser joins a short paragraph to the next one ("Sure!" + blank
+    line + "Marie Curie was …" became one sentence, and one claim) and a numbered list's short
+    items to each other; these are boundaries in every text claimscope reads: answers,
+    documents, Markdown."""
     label_line = _label_line(doc, 0)
     for tok in doc[:-1]:
         if tok.is_space and "\n" in tok.text:

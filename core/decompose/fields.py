@@ -37,7 +37,10 @@ _LINE = re.compile(r"^\s*(?P<label>[A-Za-z][A-Za-z ()/'’-]{0,30}?)\s*:\s+(?P<v
 _PAREN = re.compile(r"\s*\(([^()]*)\)")
 # a value that is a sentence of its own: it opens with a pronoun or an article-less clause
 _CLAUSE = re.compile(r"^(?:he|she|it|they|we|i|this|these|there|his|her|their)\b", re.IGNORECASE)
-_DEMONYM = re.compile(r"^[A-Z][a-z]+(?:an|ese|ish|ic|ch|i|ss|ot|ean|ian)$")
+# "German", "Chinese", "Polish", "Swiss", "Iraqi" … and the common demonyms of other shapes: an
+# adjective ("was Greek"), where a country's name reads "was a citizen of Greece"
+_DEMONYM = re.compile(r"^(?:[A-Z][a-z]+(?:an|ese|ish|ic|ch|i|ss|ot|ean|ian)|Greek|Welsh|Kazakh|Filipino|Uzbek|Tajik|"
+                      r"Kyrgyz|Slovak|Arab|Afghan|Inuit|Maori|Monegasque|Malagasy)$")
 
 
 @dataclass(frozen=True)
@@ -124,8 +127,14 @@ def _one(template: str) -> Builder:
 
 
 def _nationality(subject: str, copula: str, value: str) -> Field:
-    return Field(tuple(f"{subject} {copula} {it}." if _DEMONYM.match(it) else f"{subject} {copula} a citizen of {it}."
+    def country(it: str) -> str:  # "the United States", "the Netherlands"
+        plural = it.startswith(("United ", "Republic ", "Czech Republic")) or it in _PLURAL_COUNTRIES
+        return "the " + it if plural else it
+    return Field(tuple(f"{subject} {copula} {it}." if _DEMONYM.match(it) else f"{subject} {copula} a citizen of {country(it)}."
                        for it in _items(value)))
+
+
+_PLURAL_COUNTRIES = frozenset({"Netherlands", "Philippines", "Bahamas", "Gambia", "Maldives", "Comoros", "Seychelles"})
 
 
 def _occupation(subject: str, copula: str, value: str) -> Field:

@@ -33,7 +33,8 @@ def test_a_list_value_gives_one_sentence_an_item():
         "Marie Curie received the Nobel Prize in Physics in 1903.", "Marie Curie received the Nobel Prize in Chemistry in 1911."]
     assert said("Nationality: German, Swiss, American") == [
         "Albert Einstein was German.", "Albert Einstein was Swiss.", "Albert Einstein was American."]
-    assert said("Citizenship: United States", past=False) == ["Albert Einstein is a citizen of United States."]
+    assert said("Citizenship: United States", past=False) == ["Albert Einstein is a citizen of the United States."]
+    assert said("Nationality: Greek; Welsh", "Maria Callas") == ["Maria Callas was Greek.", "Maria Callas was Welsh."]
     assert said("Occupation(s): physicist and author") == ["Albert Einstein was a physicist.", "Albert Einstein was an author."]
     assert said("Known for: the theory of relativity and the photoelectric effect") == [
         "Albert Einstein was known for the theory of relativity.", "Albert Einstein was known for the photoelectric effect."]

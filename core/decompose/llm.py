@@ -340,11 +340,11 @@ def walk_sentences(
         if is_field_line(sentence) and not value_is_clause(sent):  # "Born: 14 March 1879, Ulm": read exactly, not written by a model (fields.py)
             if rules_claims is None:
                 rules_claims = fallback().decompose(text)
-            kept = [replace(c, note=FIELD_NOTE) for c in rules_claims if start <= c.span[0] < end and c.checkable]
-            if kept:
+            read = [replace(c, note=FIELD_NOTE) for c in rules_claims if start <= c.span[0] < end and c.checkable]
+            if read:
                 walk.fields += 1
-                seen.update(_key(c.text) for c in kept)
-                walk.claims.extend(kept)
+                seen.update(_key(c.text) for c in read)
+                walk.claims.extend(read)
                 continue
         failure = broken
         kept: list[Claim] = []

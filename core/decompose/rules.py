@@ -1614,8 +1614,7 @@ def _with_subject(sent, subject: str | None, past: bool) -> str | None:
     root = sent.root
     if first.dep_ == "amod" and first.tag_ in ("VBD", "VBN") and first.head.i == root.i and root.pos_ == "NOUN":
         return _with_verb(first, sent, subject, past, has_object=True)  # "Discovered polonium", parsed as a noun phrase
-    if first.i != root.i or root.pos_ != "VERB" or any(c.dep_ in ("nsubj", "nsubjpass", "expl", "aux", "auxpass")
-                                                       for c in root.children):
+    if first.i != root.i or root.pos_ != "VERB" or _has_subject(sent) or any(c.dep_ in ("aux", "auxpass") for c in root.children):
         return None
     return _with_verb(root, sent, subject, past, has_object=any(c.dep_ == "dobj" for c in root.children))
 
@@ -1675,12 +1674,17 @@ class ItemReader:
 
     def read(self, sent, reason: str | None) -> None:
         """Take in a sentence read as written (``reason``: why it is not checkable, or None)."""
-        if any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in sent.root.children):
+        if _has_subject(sent):
             self.lead_in = None  # a sentence of its own ends the list ("Use a drone." does not)
         self.subject = _proper_subject(sent) or self.subject
         s = sent.text.strip()
         if reason == "fragment" and _LEAD_IN.search(s):
             self.lead_in = _LEAD_TAIL.sub("", s)  # "The challenges include the following:" → "The challenges include"
+
+
+def _has_subject(sent) -> bool:
+    """Whether a sentence's root has a subject of its own (an expletive "there" / "it" counts)."""
+    return any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in sent.root.children)
 
 
 def _complete_item(lead_in: str | None, item) -> str | None:
@@ -1692,10 +1696,10 @@ def _complete_item(lead_in: str | None, item) -> str | None:
         return None
     root = item.root
     text = item.text.strip()
-    if (any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in root.children) or root.tag_ in ("VB", "VBP", "VBZ", "VBD", "MD")
+    if (_has_subject(item) or root.tag_ in ("VB", "VBP", "VBZ", "VBD", "MD")
             or text.endswith("?") or not any(t.is_alpha for t in item)):
         return None
-    first = item[0] if not item[0].is_space else item[1]
+    first = next(t for t in item if not t.is_space)
     body = text if first.pos_ == "PROPN" or first.text.isupper() else text[:1].lower() + text[1:]
     return f"{lead_in} {body.rstrip(' .;:')}."
 

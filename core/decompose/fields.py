@@ -13,6 +13,9 @@ death's sentence as any other (FActScore's atomic facts, Min et al. 2023 §3.1: 
 place, and "Ulm is in Germany" are facts of their own). Each claim keeps the line's span and the
 line as its context.
 
+The same two facts written inline, a lifespan in brackets after a name ("Gonzalo Fonseca
+(1922–1997) was …"), are read by :func:`read_lifespan` for the ``rules`` decomposer.
+
 Only labels of the table below are read: a label it does not know ("Reason: …", "Why it
 matters: …") is a line as written, since its value may be a clause of its own and the label
 no predicate. A value that is a sentence of its own ("Legacy: He changed physics.") is left
@@ -87,8 +90,41 @@ def _when_where(value: str) -> tuple[str, str]:
     rest = (value[: m.start()] + " " + value[m.end() :]).strip(" ,;")
     rest = re.sub(r"\s{2,}", " ", re.sub(r"^(?:in|at|,)\s+|\s+(?:in|at)$", "", rest, flags=re.IGNORECASE)).strip(" ,;")
     rest = re.sub(r"^(?:in|at)\s+", "", rest, flags=re.IGNORECASE)
-    when = f"on {date}" if _DAY.search(date) else f"in {date}"
-    return when, f"in {rest}" if rest and not _DATE.search(rest) else ""
+    return when_phrase(date), f"in {rest}" if rest and not _DATE.search(rest) else ""
+
+
+def date_preposition(date: str) -> str:
+    """"on" for a day ("on 14 March 1879"), "in" for a year or a month ("in 1879", "in March
+    1879"): the preposition FActScore's annotators write ("was born on October 2, 1973", "died in 1997")."""
+    return "on" if _DAY.search(date) else "in"
+
+
+def when_phrase(date: str) -> str:
+    return f"{date_preposition(date)} {date}"
+
+
+# a lifespan in brackets after a name, Wikipedia's lead style: "(1922–1997)", "(March 3, 1901 – May 5,
+# 1980)", "(born September 24, 1893 – April 6, 1966)", "([ˈdɪkᵻnz] 7 February 1812 - 9 June 1870)";
+# four-digit years only, so no era is misread ("428 – 348 BC")
+_LIFE_DATE = (rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}\s*,?\s*\d{{4}}|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*\d{{4}}"
+              rf"|{_MONTH}\s+\d{{4}}|\d{{4}})")
+_LIFESPAN = re.compile(rf"\(\s*(?:\[[^\]]*\]\s*[,;]?\s*)?(?:(?:born|b\.)\s+)?(?P<born>{_LIFE_DATE})\s*(?:[–—-]|to)\s*"
+                       rf"(?:(?:died|d\.)\s+)?(?P<died>{_LIFE_DATE})\s*\)", re.IGNORECASE)
+
+
+def read_lifespan(bracket: str) -> tuple[str, str] | None:
+    """("in 1922", "in 1997") from "(1922-1997)", ("on March 3, 1901", "on May 5, 1980") from
+    "(March 3, 1901 – May 5, 1980)": when a person was born and when they died, the two facts
+    FActScore's annotators write for such a bracket ("Gonzalo Fonseca was born in 1922.",
+    "Gonzalo Fonseca died in 1997."); ``None`` for any other bracket, and for years that are no
+    lifespan (a death before the birth, more than 120 years apart: a period, not a life)."""
+    m = _LIFESPAN.fullmatch(bracket.strip())
+    if m is None:
+        return None
+    born, died = (int(re.findall(r"\d{4}", m[k])[-1]) for k in ("born", "died"))
+    if not 0 <= died - born <= 120:
+        return None
+    return when_phrase(m["born"].strip()), when_phrase(m["died"].strip())
 
 
 def _event(verb: str) -> Builder:

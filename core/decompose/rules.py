@@ -30,7 +30,8 @@ by ``claimscope eval decompose --match jaccard``, docs/benchmarks.md):
   for Y" → "is an actress" + "is best known for Y";
 - "co-starred", "re-released": a hyphenated prefix stays on its word (spaCy splits it off);
 - birth and death details one per claim: "born on D in P" → "was born on D" + "was born in
-  P", also from "X (born D) is …" and "an actor born in P"; place chains: "in Houston, Texas"
+  P", also from "X (born D) is …" and "an actor born in P"; a lifespan "X (1922–1997) was …" →
+  "X was born in 1922." + "X died in 1997."; place chains: "in Houston, Texas"
   → "in Houston" + "Houston is in Texas";
 - examples: "films such as A and B" → "… films", "… A", "… B", "A is a film", "B is a film";
   names in apposition: "the adult novel, The Intoxicating Life" → both, + "The Intoxicating
@@ -64,7 +65,7 @@ from typing import Any
 
 from core.decompose import fields as fields_module
 from core.decompose.base import Claim, code_hash, trimmed
-from core.decompose.fields import read_field, value_is_clause
+from core.decompose.fields import date_preposition, read_field, read_lifespan, value_is_clause
 from models import nlp as nlp_module
 from models.registry import EMBEDDED_SPACY
 
@@ -121,6 +122,15 @@ _CONTRAST = {"while", "whereas", "although", "though"}  # a clause of these, wit
 _QUANTITY = {"number", "string", "series", "variety", "range", "host", "couple", "handful", "lot", "dozen",
              "collection", "set", "group", "list", "array", "multitude", "slew", "plethora", "wealth", "majority"}
 # participles that describe a state, not an event: "X, located in Y," → "X is located in Y" (else "X was designed …")
+# a subject whose bracketed years are no life (rules._lifespan): places, events, works, laws, products
+_NOT_A_LIFE = frozenset({"GPE", "LOC", "FAC", "EVENT", "WORK_OF_ART", "LAW", "PRODUCT", "NORP", "LANGUAGE", "DATE"})
+# what an organisation is called ("Nirvana (1987–1994) was a band"): spaCy's small model tags many a
+# person's name ORG, so the noun the sentence predicates decides
+_GROUP_NOUNS = frozenset({"company", "airline", "band", "group", "duo", "trio", "organization", "organisation", "party",
+                          "firm", "corporation", "club", "team", "newspaper", "magazine", "dynasty", "empire", "kingdom",
+                          "state", "republic", "war", "movement", "label", "school", "university", "league", "network",
+                          "channel", "series", "show", "brand", "bank", "agency", "era", "period", "project", "program",
+                          "programme", "publication", "journal", "studio", "restaurant", "store", "church", "order"})
 _STATIVE = {"located", "based", "situated", "headquartered", "known", "named", "called", "considered", "regarded", "made", "composed"}
 # what has a release year in brackets (_release_years), and the small words inside a title
 _WORKS = frozenset({"film", "movie", "series", "show", "sitcom", "drama", "programme", "program", "album", "single",
@@ -723,7 +733,11 @@ class RulesDecomposer:
                     head_phrase = self._drop_dangling(
                         sent, {t.i for t in tok.head.subtree} - rel - self._clauses_of(tok.head) - others, keep_stop=False)
                     extra.extend(_Piece(head_phrase, None, p.head) for p in clause)
-        extra.extend(self._release_years(sent))
+        life = self._lifespan(sent, subj_tokens, subj_core)
+        # a life is no work's run ("Katsunosuke Hori (1880–1954) was an actor, known for his films")
+        extra.extend(p for p in self._release_years(sent) if life is None or not p.unprinted & life[0])
+        if life is not None:  # "Gonzalo Fonseca (1922-1997) was …": the bracket leaves every claim
+            take_out(life[0])
         refined: list[_Piece] = []
         for p in pieces + extra:
             refined.extend(self._refine(sent, p, subj_core, copula))
@@ -734,6 +748,9 @@ class RulesDecomposer:
             if not p.copula and not p.tail:
                 p.head = self._drop_dangling(sent, p.head)
         out = [(self._render(sent, p, topic), self._span(sent, p)) for p in refined]
+        if life is not None:  # … and says two facts of its own: "… was born in 1922.", "… died in 1997."
+            _, name, span, (born, died) = life
+            out += [(f"{name} was born {born}.", span), (f"{name} died {died}.", span)]
         return [(t, sp) for t, sp in out if len(t.split()) >= 3] or whole
 
     def _adverbial(self, sent, tok, predicates: list[Any], subj: set[int]) -> tuple[set[int], list[_Piece]] | None:
@@ -855,6 +872,38 @@ class RulesDecomposer:
         return final
 
     @staticmethod
+    def _lifespan(sent, subj_tokens: set[int], subj_core: set[int]) -> tuple[set[int], str, tuple[int, int], tuple[str, str]] | None:
+        """A lifespan in brackets on the sentence's subject, Wikipedia's lead style ("Gonzalo Fonseca
+        (1922-1997) was …", "Emily Dickinson (December 10, 1830 - May 15, 1886) was …"): (its tokens
+        with a comma before it, the subject's name, the span from the name to the bracket's end,
+        (when born, when died) as :func:`fields.read_lifespan` reads them), or None. FActScore's
+        annotators write the bracket as two facts, "X was born in 1922." and "X died in 1997."
+        (Min et al. 2023, §3.1), and a verifier cannot judge "X (1922-1997) was a sculptor" on one
+        fact. Only a person's name has a life: a subject with an article ("The Cold War
+        (1947–1991)") or that names a place, an event or a work, or an organisation the sentence
+        calls one ("Nirvana (1987–1994) was a band"), keeps its bracket."""
+        doc = sent.doc
+        root = sent.root
+        subj = next((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        if (subj is None or subj.pos_ != "PROPN" or not subj_core or any(c.dep_ == "det" for c in subj.children)
+                or subj.ent_type_ in _NOT_A_LIFE):
+            return None
+        attr = next((c for c in root.children if c.dep_ == "attr"), None)
+        if attr is not None and attr.lemma_.lower() in _GROUP_NOUNS:
+            return None
+        name = _proper_subject(sent)
+        for t in sent:
+            if t.text != "(" or t.i not in subj_tokens or t.i > root.i or not name:
+                continue
+            close = next((j for j in range(t.i + 1, root.i) if doc[j].text == ")"), None)
+            when = read_lifespan(doc[t.i : close + 1].text) if close is not None else None
+            if when is None:
+                continue
+            part = set(range(t.i, close + 1)) | ({t.i - 1} if doc[t.i - 1].text == "," else set())
+            return part, name, (doc[min(subj_core)].idx, doc[close].idx + 1), when
+        return None
+
+    @staticmethod
     def _in_brackets(sent, i: int) -> bool:
         doc = sent.doc
         depth = 0
@@ -909,7 +958,24 @@ class RulesDecomposer:
                 lo = max(j for j in range(sent.start, b.i) if doc[j].text == "(")
                 name = list(range(sent.start, lo))
                 subj = set(name) if name and all(doc[j].pos_ == "PROPN" for j in name) else set()
-            if not subj or not segs:
+            whose = subj
+            lo = max((j for j in range(sent.start, b.i) if doc[j].text == "("), default=-1)
+            if subj and lo > sent.root.i:
+                # "She married the actor John Smith (born 1950)": a birth in brackets after the verb is the
+                # name's before the bracket (through an appositive title: "Ernst August, Prince of Hanover
+                # (born 1954)"); before the verb it is the subject's, whatever names and aliases precede it
+                who = doc[lo - 2] if lo - 2 >= sent.start and doc[lo - 1].text == "," else doc[max(lo - 1, sent.start)]
+                while True:
+                    if who.dep_ == "pobj" and who.head.dep_ == "prep" and who.head.head.pos_ == "PROPN":
+                        who = who.head.head
+                    elif who.dep_ == "appos" and who.head.pos_ == "PROPN":
+                        who = who.head
+                    else:
+                        break
+                if who.i not in subj:
+                    whose = ({t.i for t in who.subtree if t.dep_ in ("compound", "flat") and t.pos_ == "PROPN" and t.i < who.i}
+                             | {who.i} if who.pos_ == "PROPN" else set())
+            if not whose or not segs:
                 continue
             detached = ({t.i for t in b.subtree} | {b.i}) - subj
             if self._in_brackets(sent, b.i):
@@ -925,8 +991,10 @@ class RulesDecomposer:
             verb = "was born" if b.lower_ == "born" else "died"
             for sg in segs:
                 first = doc[sg[0]]
-                lead = verb + (" on" if first.ent_type_ == "DATE" and first.pos_ != "ADP" else "")
-                out.append(_Piece(set(subj), lead, set(sg)))
+                said = doc[sg[0] : sg[-1] + 1].text
+                # "(born May 6, 1983)" → "was born on May 6, 1983"; "(born 1942)" → "was born in 1942"
+                lead = verb + (" " + date_preposition(said) if first.ent_type_ == "DATE" and first.pos_ != "ADP" else "")
+                out.append(_Piece(set(whose), lead, set(sg)))
         return head, out
 
     def _birth_place(self, sent, born) -> set[int]:

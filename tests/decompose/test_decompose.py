@@ -164,6 +164,27 @@ def test_relative_clause_on_the_predicate_noun_and_born_with_places(rules):
     ]
 
 
+def test_a_lifespan_in_brackets_is_a_birth_and_a_death(rules):
+    # FActScore's annotators write "(1922-1997)" as two facts, and no other claim carries the bracket
+    out = texts(rules.decompose("Gonzalo Fonseca (1922-1997) was a Uruguayan-born sculptor and architect."))
+    assert out == ["Gonzalo Fonseca was Uruguayan-born.", "Gonzalo Fonseca was a sculptor.", "Gonzalo Fonseca was an architect.",
+                   "Gonzalo Fonseca was born in 1922.", "Gonzalo Fonseca died in 1997."]
+    out = texts(rules.decompose("Ada Lovelace (10 December 1815 – 27 November 1852) was an English mathematician."))
+    assert out[-2:] == ["Ada Lovelace was born on 10 December 1815.", "Ada Lovelace died on 27 November 1852."]
+    # in a sentence about films, a life is not read as a work's run
+    out = texts(rules.decompose("Katsunosuke Hori (1880–1954) was a Japanese actor, known for his roles in silent films."))
+    assert "Katsunosuke Hori died in 1954." in out and not any("ran from" in c or "(" in c for c in out)
+    # a subject with an article, or one the sentence calls an organisation, has no life
+    assert texts(rules.decompose("The Cold War (1947–1991) was a period of tension.")) == [
+        "The Cold War (1947–1991) was a period of tension."]
+    assert not any("born" in c for c in texts(rules.decompose("Nirvana (1987–1994) was an American rock band.")))
+    # a bare year after "born" takes "in"
+    assert texts(rules.decompose("Julia Faye (born 1942) is an American actress."))[-1] == "Julia Faye was born in 1942."
+    # a birth in brackets after another name is that name's, not the subject's
+    out = texts(rules.decompose("She married the actor John Smith (born 1950) in 1980."))
+    assert "John Smith was born in 1950." in out and "She was born in 1950." not in out
+
+
 def test_parenthetical_birth_and_coordinated_modifiers(rules):
     out = texts(rules.decompose("Beenie Man (born Anthony Moses Davis on August 22, 1973) is a Jamaican reggae and "
                                 "dancehall artist. He is known for his aggressive and powerful striking style."))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.decompose.citations import decompose_cited
-from core.decompose.fields import read_field
+from core.decompose.fields import read_field, read_lifespan
 from core.decompose.rules import RulesDecomposer
 
 
@@ -25,6 +25,15 @@ def test_a_birth_or_a_death_reads_as_one_sentence_of_when_and_where():
     assert read_field("Born: 14 March 1879", "Albert Einstein", True).split  # the rules decomposer splits it
     assert said("Founded: April 1, 1976, Cupertino, California", "Apple Inc.", False) == [
         "Apple Inc. was founded on April 1, 1976 in Cupertino, California."]
+
+
+def test_a_lifespan_reads_as_when_born_and_when_died():
+    assert read_lifespan("(1922-1997)") == ("in 1922", "in 1997")
+    assert read_lifespan("(born September 24, 1893 – April 6, 1966)") == ("on September 24, 1893", "on April 6, 1966")
+    assert read_lifespan("([ˈdɪkᵻnz] 7 February 1812 - 9 June 1870)") == ("on 7 February 1812", "on 9 June 1870")
+    # no life: dying first, living 300 years, an era, a single year, words
+    for bracket in ("(1812 - 1712)", "(1600–1900)", "(428 – 348 BC)", "(1994)", "(aged 76)"):
+        assert read_lifespan(bracket) is None, bracket
 
 
 def test_a_list_value_gives_one_sentence_an_item():

@@ -44,7 +44,9 @@ def test_a_chat_answer_in_markdown_gives_the_claims_of_its_prose(rules):
     got = [(c.claim.text, c.claim.checkable, c.citations) for c in cited]
     assert got == [
         ("Albert Einstein was German-born.", True, (1,)),
-        ("Albert Einstein (1879–1955) was a physicist.", True, (1,)),
+        ("Albert Einstein was a physicist.", True, (1,)),
+        ("Albert Einstein was born in 1879.", True, (1,)),  # the lifespan in brackets: two facts
+        ("Albert Einstein died in 1955.", True, (1,)),
         ("Key facts.", False, ()),  # the lead-in: a fragment, shown but not checked
         ("Albert Einstein developed the theory of relativity.", True, ()),  # not its neighbour's [2]
         ("Albert Einstein received the 1921 Nobel Prize in Physics for the photoelectric effect.", True, (2,)),
@@ -55,8 +57,8 @@ def test_a_chat_answer_in_markdown_gives_the_claims_of_its_prose(rules):
     ]
     # before: "## Summary was German-born.", "1." and "2." were claims, the list one sentence
     spans = [ANSWER[c.claim.span[0] : c.claim.span[1]] for c in cited]
-    assert spans[0].startswith("Albert Einstein") and spans[2] == "Key facts:"
-    assert spans[3] == "He developed the theory of *relativity"  # a claim span ends at its last word
+    assert spans[0].startswith("Albert Einstein") and spans[3].endswith("(1879–1955)") and spans[4] == "Key facts:"
+    assert spans[5] == "He developed the theory of *relativity"  # a claim span ends at its last word
     assert spans[-1] == "He died in [Princeton"
     assert all("Munich" not in c.claim.text and "print" not in c.claim.text for c in cited)
 
@@ -173,8 +175,8 @@ def test_cli_decompose_shows_the_claims_check_would_check():
     res = CliRunner().invoke(app, ["decompose", ANSWER, "--json", "--decomposer", "rules"])
     assert res.exit_code == 0, res.output
     rows = [json.loads(line) for line in res.stdout.splitlines()]
-    assert [r["text"] for r in rows][:3] == ["Albert Einstein was German-born.", "Albert Einstein (1879–1955) was a physicist.",
-                                             "Key facts."]
+    assert [r["text"] for r in rows][:5] == ["Albert Einstein was German-born.", "Albert Einstein was a physicist.",
+                                             "Albert Einstein was born in 1879.", "Albert Einstein died in 1955.", "Key facts."]
     assert [r["note"] for r in rows].count("fragment") == 1
     assert not any(ch in r["text"] for r in rows for ch in "#*`[")
     assert all(ANSWER[r["span"][0]:r["span"][1]].split()[0].strip("*[") in r["text"] for r in rows)

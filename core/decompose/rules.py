@@ -155,16 +155,40 @@ _LABEL = re.compile(r"(^|[.!?][\"”’)\]]*\s+)((?:note|n\.b\.|fun fact|answer|
 def _join_prefixes(doc):
     """"co-starred", "co-founder", "self-titled" back into one token. Split, the prefix parses as a
     word of its own ("X is a co-founder and director" → "X is a co- director"); joined, the token
-    takes the head word's place in the tree. Character offsets, hence spans, do not change."""
+    takes the head word's place in the tree. Also one token: a name with "and" in it ("Bosnia and
+    Herzegovina", "Trinidad and Tobago", "Johnson and Johnson"), which the
+    parser coordinates like a list ("He was born in Bosnia." + "… in Herzegovina."; FActScore's
+    annotators keep such a name whole). Character offsets, hence spans, do not change."""
     spans = [doc[t.i : t.i + 3] for t in doc[:-2] if t.lower_ in _HYPHEN_PREFIXES and doc[t.i + 1].text == "-"
              and not t.whitespace_ and not doc[t.i + 1].whitespace_ and doc[t.i + 2].is_alpha]
+    spans += _and_names(doc)
     with doc.retokenize() as retokenizer:
         end = 0
-        for span in spans:
+        for span in sorted(spans, key=lambda s: (s.start, -s.end)):
             if span.start >= end:  # "co-co-…": spans may not overlap
                 retokenizer.merge(span)
                 end = span.end
     return doc
+
+
+# countries and territories whose names hold an "and" (and Serbia and Montenegro, a state until 2006)
+_AND_NAMES = re.compile(
+    r"\b(?:Bosnia and Herzegovina|Trinidad and Tobago|Antigua and Barbuda|(?:Saint|St\.) Kitts and Nevis|"
+    r"(?:Saint|St\.) Vincent and the Grenadines|S[ãa]o Tom[ée] and Pr[íi]ncipe|Turks and Caicos(?: Islands)?|"
+    r"Wallis and Futuna|(?:Saint|St\.) Pierre and Miquelon|Heard Island and McDonald Islands|"
+    r"South Georgia and the South Sandwich Islands|Serbia and Montenegro)\b")
+
+
+def _and_names(doc) -> list[Any]:
+    """The spans of names with "and" inside (see :func:`_join_prefixes`): a country of
+    :data:`_AND_NAMES`, or a name "X and X" ("Johnson and Johnson"; not "the Premier League and
+    League Cup"). The NER's entities are no guide: it reads "Romário and Ronaldinho" and "Best
+    Picture and Best" as one organisation as often as "Beauty and the Beast" as one work."""
+    out = [s for m in _AND_NAMES.finditer(doc.text) if (s := doc.char_span(m.start(), m.end())) is not None]
+    out += [doc[t.i : t.i + 3] for t in doc[:-2] if t.pos_ == "PROPN" and doc[t.i + 1].lower_ == "and"
+            and doc[t.i + 2].text == t.text and not (t.i > 0 and doc[t.i - 1].pos_ == "PROPN")
+            and not (t.i + 3 < len(doc) and doc[t.i + 3].pos_ == "PROPN")]
+    return out
 
 
 def _amp_joined(tok) -> bool:
@@ -190,7 +214,19 @@ def _place_chain(tok) -> bool:
     """A place after a place with no "and" ("Moradabad, Uttar Pradesh"): where the first one
     lies, not a second item of a list."""
     places = ("GPE", "LOC")
-    return tok.ent_type_ in places and tok.head.ent_type_ in places and not any(c.dep_ == "cc" for c in tok.head.children)
+    return (tok.ent_type_ in places and tok.head.ent_type_ in places and not _more_places(tok.doc, tok.i)
+            and not any(c.dep_ == "cc" for c in tok.head.children))
+
+
+def _more_places(doc, i: int) -> bool:
+    """Whether another place follows token ``i`` after "and" / "or" (", and the United States"): the
+    places before are items of a list ("in Paris, London, and Rome"), not a place and where it lies,
+    wherever the parser hangs the "and" ("born in Houston, Texas, and raised …" is still a chain)."""
+    j = i + 1 + (i + 1 < len(doc) and doc[i + 1].text == ",")
+    if j >= len(doc) or doc[j].lower_ not in ("and", "or"):
+        return False
+    k = j + 1 + (j + 1 < len(doc) and doc[j + 1].lower_ == "the")
+    return k < len(doc) and doc[k].ent_type_ in ("GPE", "LOC")
 
 
 def _inches(tok) -> bool:
@@ -1329,7 +1365,7 @@ class RulesDecomposer:
             e.label_ in ("ORG", "FAC") and e.start > sent.start and doc[e.start - 1].lower_ in ("in", "at", "from", "near")))]
         out, drop = [], set()
         for a, b in itertools.pairwise(ents):
-            if b.start == a.end + 1 and doc[a.end].text == "," and b.label_ in ("GPE", "LOC"):
+            if b.start == a.end + 1 and doc[a.end].text == "," and b.label_ in ("GPE", "LOC") and not _more_places(doc, b.end - 1):
                 out.append(_Piece({t.i for t in a}, "is in", {t.i for t in b}))
                 drop |= {a.end} | {t.i for t in b}
         return tokens - drop, out

@@ -185,6 +185,16 @@ def test_a_lifespan_in_brackets_is_a_birth_and_a_death(rules):
     assert "John Smith was born in 1950." in out and "She was born in 1950." not in out
 
 
+def test_a_list_of_places_is_no_place_chain_and_a_country_with_and_is_one_name(rules):
+    # "in A, B, and C" had read "A is in B"; a chain with no "and" still reads where a place lies
+    assert texts(rules.decompose("She lived in Paris, London, and Rome.")) == [
+        "She lived in Paris.", "She lived in London.", "She lived in Rome."]
+    assert "Houston is in Texas." in texts(rules.decompose("He was born in Houston, Texas, and raised in Dallas."))
+    assert texts(rules.decompose("He was born in Bosnia and Herzegovina.")) == ["He was born in Bosnia and Herzegovina."]
+    assert texts(rules.decompose("She grew up in Trinidad and Tobago and Jamaica.")) == [
+        "She grew up in Trinidad and Tobago.", "She grew up in Jamaica."]
+
+
 def test_parenthetical_birth_and_coordinated_modifiers(rules):
     out = texts(rules.decompose("Beenie Man (born Anthony Moses Davis on August 22, 1973) is a Jamaican reggae and "
                                 "dancehall artist. He is known for his aggressive and powerful striking style."))

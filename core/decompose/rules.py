@@ -485,11 +485,18 @@ def check_worthiness(sentence: str, root_tag: str | None = None, has_subject: bo
 
 
 def states_something(sent) -> bool:
-    """Whether a parsed sentence can state a fact: it has a verb, a name or a number. Chat
-    answers carry labels and lead-ins ("Key facts:", "Summary"); checked as claims, the verifier
-    reads them as entailed by almost any passage. A telegraphic list item with a name or a
-    number ("Nobel Prize in Physics (1921)") stays checkable."""
-    return any(t.pos_ in ("VERB", "AUX", "PROPN", "NUM") or t.ent_type_ for t in sent)
+    """Whether a parsed sentence can state a fact: it has a verb, a name or a number, and a word.
+    Chat answers carry labels and lead-ins ("Key facts:", "Summary") and list numbers ("1.", left
+    alone when a citation marker sits before its dot: "1[2]. Fischer synthesis"); checked as claims,
+    the verifier reads them as entailed by almost any passage. A telegraphic list item with a name
+    or a number ("Nobel Prize in Physics (1921)") stays checkable."""
+    return (any(t.is_alpha for t in sent)
+            and any(t.pos_ in ("VERB", "AUX", "PROPN", "NUM") or t.ent_type_ for t in sent))
+
+
+def _a(noun: str) -> str:
+    """"a film", "an album": the indefinite article by the noun phrase's first letter."""
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
 
 
 @dataclass(frozen=True)
@@ -1217,7 +1224,7 @@ class RulesDecomposer:
             kind = " ".join([*(x.text for m in mods for x in m.subtree), noun.lemma_ or noun.text])
             titles = _title_list(sent, {j for j in head if j > t.i})
             if titles:  # "albums, including "Sweet Baby James" and "JT"": one album each
-                out.extend(_Piece(title, f"is a {kind}") for title in titles)
+                out.extend(_Piece(title, f"is {_a(kind)}") for title in titles)
                 continue
             group, _ = _conjuncts(first[0], lambda c: not _hyphenated(c))
             for g in group:
@@ -1229,10 +1236,12 @@ class RulesDecomposer:
                 name = {j for j in name if not (doc[j].text in ("(", ")") or RulesDecomposer._in_brackets(sent, j))}
                 name = RulesDecomposer._drop_dangling(sent, name, keep_stop=False)
                 if name:  # "AI algorithms are mathematical methods" / "True Lies is a film"
-                    # a capitalised item is a name or title ("True Lies" is a film), whatever its tag
-                    plural = g.text[:1].islower() and (g.tag_ == "NNS" or (g.lower_.endswith("s") and g.lemma_ != g.lower_))
+                    # a capitalised item is a name or title ("True Lies" is a film), whatever its tag; a plural
+                    # ends in "s" ("epinephrine", tagged NNS, is a neurotransmitter; "economics" is a field)
+                    plural = (g.text[:1].islower() and g.lower_.endswith("s") and not g.lower_.endswith("ics")
+                              and (g.tag_ == "NNS" or g.lemma_ != g.lower_))
                     kinds = " ".join([*(x.text for m in mods for x in m.subtree), noun.text])
-                    out.append(_Piece(name, f"are {kinds}" if plural else f"is a {kind}"))
+                    out.append(_Piece(name, f"are {kinds}" if plural else f"is {_a(kind)}"))
         return out
 
     @staticmethod

@@ -195,6 +195,15 @@ def test_a_list_of_places_is_no_place_chain_and_a_country_with_and_is_one_name(r
         "She grew up in Trinidad and Tobago.", "She grew up in Jamaica."]
 
 
+def test_an_example_is_a_kind_in_its_own_number_and_a_list_number_is_no_claim(rules):
+    out = texts(rules.decompose("Catecholamines include neurotransmitters such as epinephrine and dopamine."))
+    assert "Epinephrine is a neurotransmitter." in out and "Dopamine is a neurotransmitter." in out
+    assert "Abbey Road is an album." in texts(rules.decompose("She released albums, including Abbey Road."))
+    assert "Bonuses are profits." in texts(rules.decompose("Employees get profits such as bonuses and commissions."))
+    # "1[2]. Fischer synthesis": the number alone is left when the marker is blanked
+    assert [(c.text, c.checkable, c.note) for c in rules.decompose("1.")] == [("1.", False, "fragment")]
+
+
 def test_parenthetical_birth_and_coordinated_modifiers(rules):
     out = texts(rules.decompose("Beenie Man (born Anthony Moses Davis on August 22, 1973) is a Jamaican reggae and "
                                 "dancehall artist. He is known for his aggressive and powerful striking style."))

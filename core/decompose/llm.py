@@ -47,7 +47,7 @@ from core.decompose import fields as fields_module
 from core.decompose import rules
 from core.decompose.base import Claim, Decomposer, code_hash, trimmed
 from core.decompose.fields import is_field_line, value_is_clause
-from core.decompose.rules import ItemReader, answer_subject, check_worthiness, past_tense, states_something
+from core.decompose.rules import ItemReader, answer_subject, check_worthiness, is_lead_in, past_tense, states_something
 from core.text import STOPWORDS, words
 from models import nlp as nlp_module
 from models.llm import FENCE_RULE, LLMOutputError, Message, fence
@@ -331,7 +331,7 @@ def walk_sentences(
         sentence = completed or text[start:end]
         if completed is None:
             subj = [t for t in sent if t.dep_ in ("nsubj", "nsubjpass") and t.head == sent.root]
-            reason = check_worthiness(sentence, sent.root.tag_, bool(subj), states_something(sent))
+            reason = check_worthiness(sentence, sent.root.tag_, bool(subj), states_something(sent), is_lead_in(sent))
             items.read(sent, reason)
             if reason:
                 walk.claims.append(Claim(len(walk.claims), sentence, (start, end), checkable=False, note=reason))

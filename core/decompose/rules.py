@@ -91,6 +91,8 @@ _CONVERSATIONAL = re.compile(
 # "… negative effects such as:" end where their complement should be (a person reads the list as it)
 _LEAD_IN = re.compile(r"\b(?:is|are|was|were|include|includes|included|including|such as|as follows|the following|"
                       r"following|namely)\s*[.:]$", re.IGNORECASE)
+# a lead-in that ends on its preposition ("This can be done by:"), when a line break follows it (is_lead_in)
+_LEAD_PREP = re.compile(r"\b(?:by|to|with|for|of|from|like|into|about|through|via)\s*[.:]$", re.IGNORECASE)
 # irregular past forms the tagger reads as instructions when a line opens with them ("Won the 1921 Nobel Prize")
 _PRETERITES = frozenset({"won", "wrote", "became", "began", "led", "took", "made", "gave", "held", "left",
                          "met", "saw", "sang", "spoke", "taught", "went", "grew", "drew", "rose", "fought",
@@ -459,13 +461,13 @@ def _hyphenated(tok) -> bool:
 
 
 def check_worthiness(sentence: str, root_tag: str | None = None, has_subject: bool = True,
-                     states_something: bool = True) -> str | None:
+                     states_something: bool = True, lead_in: bool = False) -> str | None:
     """Why a sentence is not checkable (``None`` when it is): a question, a reference (a bare
     link), a chat answer's frame ("I hope this helps!", "Here are some facts about X:", "I'm glad
     you asked"), a fragment (``states_something`` False: no verb, no name and no number, as "Key
     facts:" or "Early life" — nothing a source could support or refute; :func:`states_something`;
-    or a lead-in that ends where its list begins: "Some possible effects are:"), an abstention,
-    an opinion, advice."""
+    or a lead-in that ends where its list begins: "Some possible effects are:"; ``lead_in``: one
+    the parse shows, :func:`is_lead_in`), an abstention, an opinion, advice."""
     s = sentence.strip()
     if s.endswith("?"):
         return "question"
@@ -473,7 +475,7 @@ def check_worthiness(sentence: str, root_tag: str | None = None, has_subject: bo
         return "reference"
     if _CONVERSATIONAL.search(s):
         return "conversational"
-    if not states_something or _LEAD_IN.search(s):
+    if not states_something or lead_in or _LEAD_IN.search(s):
         return "fragment"
     if _ABSTAIN.search(s):
         return "abstention"
@@ -482,6 +484,16 @@ def check_worthiness(sentence: str, root_tag: str | None = None, has_subject: bo
     if _ADVICE.search(s) or (root_tag == "VB" and not has_subject):
         return "advice"
     return None
+
+
+def is_lead_in(sent) -> bool:
+    """Whether a parsed sentence is a lead-in to the list after it: "Some possible effects are:",
+    "… include the following:", or one that ends on its preposition at a line's end ("This can be
+    done by:" — the Markdown reader ends it with a dot — then "1. Introducing new concepts …"); a
+    sentence in running prose may end on a preposition ("… something to be proud of.")."""
+    s = sent.text.strip()
+    end = _bounds(sent)[1]
+    return bool(_LEAD_IN.search(s)) or (bool(_LEAD_PREP.search(s)) and sent.doc.text[end:].lstrip(" \t").startswith("\n"))
 
 
 def states_something(sent) -> bool:
@@ -589,7 +601,7 @@ class RulesDecomposer:
                     claims += [Claim(len(claims) + k, t, span, context=source) for k, t in enumerate(parts)]
                 continue
             subj = [t for t in sent if t.dep_ in ("nsubj", "nsubjpass") and t.head == sent.root]
-            reason = check_worthiness(sent.text, sent.root.tag_, bool(subj), states_something(sent))
+            reason = check_worthiness(sent.text, sent.root.tag_, bool(subj), states_something(sent), is_lead_in(sent))
             items.read(sent, reason)
             if reason:
                 claims.append(Claim(len(claims), source, span, checkable=False, note=reason))
@@ -1791,7 +1803,7 @@ class ItemReader:
             self.lead_in = None  # a sentence of its own ends the list ("Use a drone." does not)
         self.subject = _proper_subject(sent) or self.subject
         s = sent.text.strip()
-        if reason == "fragment" and _LEAD_IN.search(s):
+        if reason == "fragment" and is_lead_in(sent):
             self.lead_in = _LEAD_TAIL.sub("", s)  # "The challenges include the following:" → "The challenges include"
 
 

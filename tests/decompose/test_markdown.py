@@ -147,6 +147,12 @@ def test_fragments_are_shown_but_not_checked(rules):
         ("The challenges include data privacy.", None), ("The results are good.", None)]  # a sentence of its own ends it
     assert listed[slice(*cited[1].claim.span)] == "High cost." and cited[1].claim.context == "The challenges include high cost."
 
+    # a lead-in may end on its preposition, at a line's end; in running prose such a sentence is a claim
+    assert [(c.claim.text, c.claim.note) for c in decompose_cited(
+        "This can be done by:\n\n1. Introducing new concepts gradually.\n2. Revisiting them often.", rules)] == [
+        ("This can be done by.", "fragment"), ("This can be done by introducing new concepts gradually.", None),
+        ("This can be done by revisiting them often.", None)]
+    assert notes("It is a record to be proud of. She won in 1921.")[0] == ("It is a record to be proud of.", None)
     assert notes("Early life. Marie Curie was born in Warsaw.") == [
         ("Early life.", "fragment"), ("Marie Curie was born in Warsaw.", None)]
     # a telegraphic item with a name or a number still says something

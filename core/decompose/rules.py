@@ -498,12 +498,16 @@ def is_lead_in(sent) -> bool:
 
 def states_something(sent) -> bool:
     """Whether a parsed sentence can state a fact: it has a verb, a name or a number, and a word.
-    Chat answers carry labels and lead-ins ("Key facts:", "Summary") and list numbers ("1.", left
-    alone when a citation marker sits before its dot: "1[2]. Fischer synthesis"); checked as claims,
-    the verifier reads them as entailed by almost any passage. A telegraphic list item with a name
+    Chat answers carry labels and lead-ins ("Key facts:", "Summary", "Tips:", "Plasma extractor")
+    and list numbers ("1.", left alone when a citation marker sits before its dot: "1[2]. Fischer
+    synthesis"); checked as claims, the verifier reads them as entailed by almost any passage. A
+    name is one the NER finds, or a proper noun in a sentence of five words or more ("A pairs with
+    T and G pairs with C by hydrogen bonds", which the tagger reads without a verb): the small
+    tagger calls any capitalised heading word a proper noun. A telegraphic list item with a name
     or a number ("Nobel Prize in Physics (1921)") stays checkable."""
-    return (any(t.is_alpha for t in sent)
-            and any(t.pos_ in ("VERB", "AUX", "PROPN", "NUM") or t.ent_type_ for t in sent))
+    words = [t for t in sent if t.is_alpha]
+    return bool(words) and (any(t.pos_ in ("VERB", "AUX", "NUM") or t.ent_type_ for t in sent)
+                            or (len(words) >= 5 and any(t.pos_ == "PROPN" for t in words)))
 
 
 def _a(noun: str) -> str:
@@ -1772,7 +1776,13 @@ def _topic_label(sent) -> tuple[int, int] | None:
         return None
     before = sent.doc.text[: sent.start_char].rstrip(" \t")
     label_end = sent.start_char + m.end(1)
-    if (before and not before.endswith("\n")) or any(t.pos_ in ("VERB", "AUX") for t in sent if t.idx < label_end):
+    label = [t for t in sent if t.idx < label_end]
+    # a label may be a gerund ("Ensuring adequate representation: With stratified sampling, …"), not a clause
+    # with its subject ("Reviews were mixed: …"); an instruction ("Use clear language: Create content …")
+    # keeps the line what it is, advice (blanked, the tagger reads "Create" as a noun)
+    clause = any(t.pos_ in ("VERB", "AUX") for t in label) and (
+        label[0].tag_ != "VBG" or any(t.dep_ in ("nsubj", "nsubjpass", "expl", "csubj") for t in label))
+    if (before and not before.endswith("\n")) or clause:
         return None  # a title in running prose ("Star Wars: The Last Jedi is …"), a clause ("Reviews were mixed: …")
     return sent.start_char + m.start(1), sent.start_char + m.end()
 

@@ -153,6 +153,14 @@ def test_fragments_are_shown_but_not_checked(rules):
         ("This can be done by.", "fragment"), ("This can be done by introducing new concepts gradually.", None),
         ("This can be done by revisiting them often.", None)]
     assert notes("It is a record to be proud of. She won in 1921.")[0] == ("It is a record to be proud of.", None)
+    # a gerund label is no part of its line's claim; a heading of common words says nothing, a sentence may
+    # still hold its names without a verb the tagger sees
+    answer = "Benefits:\n\n1. Ensuring adequate representation: With stratified sampling, all subgroups are represented.\n"
+    assert [(c.claim.text, c.claim.note) for c in decompose_cited(answer, rules)] == [
+        ("Benefits.", "fragment"), ("With stratified sampling, all subgroups are represented.", None)]
+    assert notes("Plasma extractor.") == [("Plasma extractor.", "fragment")]
+    assert notes("A pairs with T and G pairs with C by hydrogen bonds.")[0][1] is None
+    assert notes("Use clear language: Create content that is easy to understand.")[0][1] == "advice"
     assert notes("Early life. Marie Curie was born in Warsaw.") == [
         ("Early life.", "fragment"), ("Marie Curie was born in Warsaw.", None)]
     # a telegraphic item with a name or a number still says something

@@ -589,6 +589,7 @@ class RulesDecomposer:
         for sent in doc.sents:
             if not sent.text.strip():
                 continue
+            topic = _paragraph_topic(sent, topic)
             span = _bounds(sent)
             source = text[span[0] : span[1]]
             completed = items.complete(sent)
@@ -1688,6 +1689,33 @@ def _topic(doc, subject: str | None) -> Topic | None:
         return None  # "The Star Wars sequel trilogy" whole, or nothing ("The film (2016)")
     name = doc[det.i : subj.i + 1].text
     return Topic("The" + name[len(det.text):] if det.lower_ == "the" else name, thing=True, named=False)
+
+
+def _paragraph_topic(sent, topic: Topic | None) -> Topic | None:
+    """Whom the pronouns from ``sent`` on stand for: a paragraph that opens with another person's
+    name as its subject is about that person ("Ada Lovelace was … She …" / "Alan Turing was a
+    British mathematician. He was born in London."), in an answer that compares two people. Only
+    a paragraph's first sentence switches, its subject a name the NER calls a person, and only
+    when the sentence points back with no pronoun ("Pierre Curie was her husband." keeps the
+    answer's subject): within a paragraph, the last name seen is often a character or a relative,
+    not whom "he" means. ``None`` (no pronoun replaced) stays ``None``."""
+    if topic is None:
+        return None
+    doc = sent.doc
+    start = _bounds(sent)[0]
+    before = doc.text[:start].rstrip(" \t")
+    if before and not before.endswith("\n\n"):
+        return topic
+    subj = next((t for t in sent.root.children if t.dep_ in ("nsubj", "nsubjpass")), None)
+    name = _proper_subject(sent)
+    if (subj is None or name is None or subj.ent_type_ != "PERSON" or name == topic.name or name in topic.name
+            or any(c.dep_ == "poss" or (c.dep_ == "compound" and c.pos_ != "PROPN") for c in subj.children)
+            or any(t.lower_ in _PRONOUNS_3RD for t in sent)):
+        return topic  # "Kerser's fourth album King was …" is about Kerser still
+    return Topic(name)
+
+
+_PRONOUNS_3RD = frozenset({"he", "she", "him", "her", "his", "hers", "they", "them", "their"})
 
 
 def _expletive(it) -> bool:

@@ -204,6 +204,17 @@ def test_an_example_is_a_kind_in_its_own_number_and_a_list_number_is_no_claim(ru
     assert [(c.text, c.checkable, c.note) for c in rules.decompose("1.")] == [("1.", False, "fragment")]
 
 
+def test_a_paragraph_about_another_person_is_whom_its_pronouns_mean():
+    standalone = RulesDecomposer(resolve_pronouns=True)
+    answer = ("Ada Lovelace was an English mathematician. She worked on the Analytical Engine.\n\n"
+              "Alan Turing was a British mathematician. He was born in London.")
+    out = texts(standalone.decompose(answer))
+    assert "Ada Lovelace worked on the Analytical Engine." in out and "Alan Turing was born in London." in out
+    # a paragraph that points back ("her husband") is still about the answer's subject
+    out = texts(standalone.decompose("Marie Curie was a physicist.\n\nPierre Curie was her husband. She met him in 1894."))
+    assert "Marie Curie met him in 1894." in out
+
+
 def test_parenthetical_birth_and_coordinated_modifiers(rules):
     out = texts(rules.decompose("Beenie Man (born Anthony Moses Davis on August 22, 1973) is a Jamaican reggae and "
                                 "dancehall artist. He is known for his aggressive and powerful striking style."))

@@ -70,7 +70,7 @@ from core.decompose.llm import (
     lost_negation,
     walk_sentences,
 )
-from core.decompose.rules import Topic, answer_subject, answer_topic
+from core.decompose.rules import Topic, answer_subject, paragraph_topics
 from core.text import words
 from models import nlp as nlp_module
 from models.atomic import context_of, messages, parse_answer, repeats
@@ -235,29 +235,31 @@ class AtomicDecomposer:
         self.stats["sentences"] += walk.checkable
         self.stats["fallback_sentences"] += walk.fallbacks
         self.stats["field_lines"] += walk.fields
-        claims = self._resolved(walk.claims, self._topic(text, doc)) if self.resolve_pronouns else walk.claims
+        claims = self._resolved(walk.claims, self._topics(text, doc)) if self.resolve_pronouns else walk.claims
         if not self.complement:
             return claims
         return self._complemented(text, claims)
 
-    def _topic(self, text: str, doc) -> Topic | None:
-        """Who or what the answer is about (:func:`core.decompose.rules.answer_topic`), read with
-        the ``rules`` decomposer's whole pipeline: its NER tells a person from a thing, which the
-        sentence pipeline here skips. Without one, the subject is taken for a person (he / she)."""
+    def _topics(self, text: str, doc) -> list[tuple[int, Topic | None]]:
+        """Who or what the answer is about, from where on (:func:`core.decompose.rules.paragraph_topics`:
+        its subject, then a paragraph that opens with another person), read with the ``rules``
+        decomposer's whole pipeline: its NER tells a person from a thing, which the sentence
+        pipeline here skips. Without one, the subject is taken for a person (he / she)."""
         nlp = getattr(self._fallback_instance(), "nlp", None)
         if nlp is not None:
-            return answer_topic(nlp(text))
+            return paragraph_topics(nlp(text))
         subject = answer_subject(doc)
-        return Topic(subject) if subject else None
+        return [(0, Topic(subject) if subject else None)]
 
-    def _resolved(self, claims: list[Claim], topic: Topic | None) -> list[Claim]:
-        """The model's facts with an opening pronoun of the answer's subject named
+    def _resolved(self, claims: list[Claim], topics: list[tuple[int, Topic | None]]) -> list[Claim]:
+        """The model's facts with an opening pronoun of whom their paragraph is about named
         (:func:`resolve_pronoun`); a fact that then says what an earlier one of its sentence
         says is dropped as a duplicate. Fallback claims come from ``rules``, resolved already."""
         out: list[Claim] = []
         seen: set[tuple[tuple[int, int], frozenset[str]]] = set()
         for c in claims:
             if c.checkable and c.note is None:
+                topic = next(t for start, t in reversed(topics) if start <= c.span[0] or start == 0)
                 text = resolve_pronoun(c.text, topic)
                 if text != c.text:
                     self.stats["pronouns_resolved"] += 1

@@ -1670,6 +1670,19 @@ def answer_topic(doc) -> Topic | None:
     return _topic(doc, answer_subject(doc))
 
 
+def paragraph_topics(doc) -> list[tuple[int, Topic | None]]:
+    """(character where it starts, whom pronouns stand for) along the answer: the answer's subject,
+    then each paragraph that opens with another person (:func:`_paragraph_topic`). For the
+    ``atomic`` decomposer, whose facts carry the spans of their sentences."""
+    topic = answer_topic(doc)
+    out = [(0, topic)]
+    for sent in doc.sents:
+        if sent.text.strip() and (nxt := _paragraph_topic(sent, topic)) is not topic:
+            topic = nxt
+            out.append((sent.start_char, topic))
+    return out
+
+
 def _topic(doc, subject: str | None) -> Topic | None:
     """The answer's subject as a :class:`Topic`: a thing unless spaCy's NER tags it (or a name
     containing it) PERSON; without a named subject, the first sentence's common-noun subject

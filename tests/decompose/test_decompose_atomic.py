@@ -356,3 +356,18 @@ def test_the_workbench_builds_one_sentence_decomposer_whatever_standalone_says()
     written, standalone = wb.decomposer("rules", standalone=False), wb.decomposer("rules")
     assert written is not standalone and (written.resolve_pronouns, standalone.resolve_pronouns) == (False, True)
     assert written.nlp is standalone.nlp
+
+
+def test_standalone_facts_name_whom_their_paragraph_is_about(rules):
+    """A fact that opens with "He" in a paragraph about Alan Turing names him, not the answer's
+    first subject (rules.paragraph_topics)."""
+    class PerSentence(FakeLLM):
+        def generate(self, messages, max_tokens: int = 256, **kw) -> str:
+            said = str(messages[-1])
+            return "- She was a mathematician." if "She was" in said else "- He was born in London." if "He was" in said else ""
+
+    answer = ("Ada Lovelace was an English writer. She was a mathematician.\n\n"
+              "Alan Turing was a British scientist. He was born in London.")
+    dec = AtomicDecomposer(PerSentence(""), fallback_factory=lambda: rules, resolve_pronouns=True)
+    out = [c.text for c in dec.decompose(answer)]
+    assert "Ada Lovelace was a mathematician." in out and "Alan Turing was born in London." in out

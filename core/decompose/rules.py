@@ -510,6 +510,23 @@ def states_something(sent) -> bool:
                             or (len(words) >= 5 and any(t.pos_ == "PROPN" for t in words)))
 
 
+_OCCUPATION_ENDINGS = ("ian", "ist", "eer", "eur", "grapher", "ologist")
+_OCCUPATIONS = frozenset({"writer", "singer", "actor", "actress", "director", "producer", "teacher", "painter", "player",
+                          "manager", "designer", "lawyer", "dancer", "composer", "author", "editor", "professor",
+                          "founder", "leader", "farmer", "officer", "minister", "researcher", "programmer", "developer",
+                          "diplomat", "poet", "novelist", "inventor", "investor", "philosopher", "scholar", "sculptor",
+                          "architect", "rapper", "songwriter", "coach", "athlete", "boxer", "wrestler", "broadcaster",
+                          "presenter", "journalist", "reporter", "critic", "translator", "chef", "surgeon", "doctor",
+                          "nurse", "soldier", "politician", "businessman", "businesswoman", "activist", "filmmaker",
+                          "screenwriter", "engineer", "chemist", "physicist", "economist", "historian", "model"})
+
+
+def _occupation(tok) -> bool:
+    """Whether a noun names what a person does ("mathematician", "writer", "journalist")."""
+    lemma = tok.lemma_.lower()
+    return lemma in _OCCUPATIONS or lemma.endswith(_OCCUPATION_ENDINGS)
+
+
 def _a(noun: str) -> str:
     """"a film", "an album": the indefinite article by the noun phrase's first letter."""
     return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
@@ -1279,7 +1296,10 @@ class RulesDecomposer:
             conj_sets = [{x.i for x in c.subtree} for c in conjs]
             all_conj = set().union(*conj_sets)
             first = {x.i for x in t.subtree} - all_conj - glue
-            out = [head - all_conj - glue]
+            # "a British mathematician and computer scientist": an occupation the parser hangs on the last
+            # noun is a noun of its own ("… a mathematician" + "… a computer scientist"), not "mathematician scientist"
+            own_noun = t.dep_ in ("compound", "amod") and t.head.dep_ == "attr" and _occupation(t)
+            out = [head - all_conj - glue - ({t.head.i} if own_noun else set())]
             for cs in conj_sets:
                 out.append((head - first - all_conj - glue) | cs)
             return out
@@ -1308,6 +1328,10 @@ class RulesDecomposer:
             for it in [*items, x]:
                 sets.append({j for j in range(start, it.i + 1) if j in head and doc[j].dep_ != "det"} - glue)
                 start = it.i + 1
+            if len(sets) > 2 and sets[-2] == {items[-1].i} and items[-1].i + 1 == x.i:
+                # "a writer and film director": the last item right before the noun is that noun's
+                # modifier ("film director"), not an item of its own ("He is a film.")
+                sets[-2:] = [sets[-2] | sets[-1]]
             if any(not s for s in sets):
                 continue
             return [head - glue - set().union(*(o for o in sets if o is not s)) for s in sets]

@@ -215,6 +215,14 @@ def test_a_paragraph_about_another_person_is_whom_its_pronouns_mean():
     assert "Marie Curie met him in 1894." in out
 
 
+def test_an_occupation_hung_on_the_last_noun_is_a_noun_of_its_own(rules):
+    # the parser hangs "writer" / "mathematician" on the last noun; "film" is that noun's, not an item
+    assert texts(rules.decompose("He is a writer and film director.")) == ["He is a writer.", "He is a film director."]
+    out = texts(rules.decompose("Alan Turing was a British mathematician and computer scientist."))
+    assert "Alan Turing was a computer scientist." in out and not any("mathematician scientist" in c for c in out)
+    assert texts(rules.decompose("He set school and district records.")) == ["He set school records.", "He set district records."]
+
+
 def test_parenthetical_birth_and_coordinated_modifiers(rules):
     out = texts(rules.decompose("Beenie Man (born Anthony Moses Davis on August 22, 1973) is a Jamaican reggae and "
                                 "dancehall artist. He is known for his aggressive and powerful striking style."))

@@ -123,7 +123,6 @@ _CONTRAST = {"while", "whereas", "although", "though"}  # a clause of these, wit
 # nouns that only count what follows "of": "a number of artists", "a string of hits"
 _QUANTITY = {"number", "string", "series", "variety", "range", "host", "couple", "handful", "lot", "dozen",
              "collection", "set", "group", "list", "array", "multitude", "slew", "plethora", "wealth", "majority"}
-# participles that describe a state, not an event: "X, located in Y," → "X is located in Y" (else "X was designed …")
 # a subject whose bracketed years are no life (rules._lifespan): places, events, works, laws, products
 _NOT_A_LIFE = frozenset({"GPE", "LOC", "FAC", "EVENT", "WORK_OF_ART", "LAW", "PRODUCT", "NORP", "LANGUAGE", "DATE"})
 # what an organisation is called ("Nirvana (1987–1994) was a band"): spaCy's small model tags many a
@@ -133,6 +132,7 @@ _GROUP_NOUNS = frozenset({"company", "airline", "band", "group", "duo", "trio", 
                           "state", "republic", "war", "movement", "label", "school", "university", "league", "network",
                           "channel", "series", "show", "brand", "bank", "agency", "era", "period", "project", "program",
                           "programme", "publication", "journal", "studio", "restaurant", "store", "church", "order"})
+# participles that describe a state, not an event: "X, located in Y," → "X is located in Y" (else "X was designed …")
 _STATIVE = {"located", "based", "situated", "headquartered", "known", "named", "called", "considered", "regarded", "made", "composed"}
 # what has a release year in brackets (_release_years), and the small words inside a title
 _WORKS = frozenset({"film", "movie", "series", "show", "sitcom", "drama", "programme", "program", "album", "single",

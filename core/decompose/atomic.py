@@ -106,6 +106,8 @@ def resolve_pronoun(fact: str, topic: Topic | None) -> str:
         return fact
     if m[1] in ("He", "She", "His", "Her") and not topic.named:
         return fact
+    if topic.gender and m[1] in ("He", "His", "She", "Her") and (m[1] in ("He", "His")) != (topic.gender == "he"):
+        return fact  # "He died in 1906." in an answer about Marie Curie is her husband's
     named = topic.name if m[1] in ("He", "She", "It") else f"{topic.name}'s"
     return named + fact[len(m[1]):]
 

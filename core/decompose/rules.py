@@ -60,7 +60,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from core.decompose import fields as fields_module
@@ -541,6 +541,9 @@ class Topic:
     name: str
     thing: bool = False
     named: bool = True  # a name: he / she / his / her may mean it; False for "The jackfruit"
+    # "he" or "she": the pronoun its text uses for it (:func:`_with_gender`); a pronoun of the other
+    # stands for someone else ("Marie Curie … He died in 1906." is her husband) and stays as written
+    gender: str | None = None
 
 
 @dataclass
@@ -1627,6 +1630,9 @@ class RulesDecomposer:
         parts = set(name.split()) - {"The", "A", "An"}
         subj_pron = (_PRONOUN_SUBJ | _PRONOUN_OBJ if topic and topic.named else set()) | ({"it"} if topic and topic.thing else set())
         poss_pron = (_PRONOUN_POSS if topic and topic.named else set()) | ({"its"} if topic and topic.thing else set())
+        if topic and topic.gender:  # "he" / "him" / "his" are not a woman's, "she" / "her" not a man's
+            other = _GENDERED["she" if topic.gender == "he" else "he"]
+            subj_pron, poss_pron = subj_pron - other, poss_pron - other
         first = min(tokens, default=0)
         for i in sorted(tokens):
             t = doc[i]
@@ -1715,7 +1721,7 @@ def _topic(doc, subject: str | None) -> Topic | None:
         person = any(e.label_ == "PERSON" and (subject in e.text or e.text in subject) for e in doc.ents)
         if not person and re.search(r"(?:^|\s)[Tt]he " + re.escape(subject) + r"\b", doc.text[:1000]):
             subject = "The " + subject  # "The United Kingdom", "The Voice": as the answer names it
-        return Topic(subject, thing=not person)
+        return _with_gender(Topic(subject, thing=not person), doc, 0)
     first = next((s for s in doc.sents if s.text.strip()), None)
     subj = next((t for t in first.root.children if t.dep_ in ("nsubj", "nsubjpass")), None) if first is not None else None
     if subj is None or subj.pos_ != "NOUN" or first.root.lemma_ != "be":
@@ -1749,10 +1755,29 @@ def _paragraph_topic(sent, topic: Topic | None) -> Topic | None:
             or any(c.dep_ == "poss" or (c.dep_ == "compound" and c.pos_ != "PROPN") for c in subj.children)
             or any(t.lower_ in _PRONOUNS_3RD for t in sent)):
         return topic  # "Kerser's fourth album King was …" is about Kerser still
-    return Topic(name)
+    return _with_gender(Topic(name), doc, start)
 
 
 _PRONOUNS_3RD = frozenset({"he", "she", "him", "her", "his", "hers", "they", "them", "their"})
+_GENDERED = {"he": frozenset({"he", "him", "his"}), "she": frozenset({"she", "her", "hers"})}
+
+
+def _with_gender(topic: Topic | None, doc, start: int) -> Topic | None:
+    """``topic`` with the pronoun its paragraph uses for it: the first "he" or "she" that is the
+    subject of a sentence's main verb, from ``start`` to the paragraph's end ("Marie Curie was a
+    physicist. She …" → "she"). A thing, or a paragraph with no such pronoun, has none."""
+    if topic is None or topic.thing or not topic.named:
+        return topic
+    end = doc.text.find("\n\n", start)
+    for sent in doc.sents:
+        if sent.start_char < start:
+            continue
+        if end >= 0 and sent.start_char > end:
+            break
+        pron = next((t.lower_ for t in sent.root.children if t.dep_ in ("nsubj", "nsubjpass") and t.lower_ in ("he", "she")), None)
+        if pron:
+            return replace(topic, gender=pron)
+    return topic
 
 
 def _expletive(it) -> bool:

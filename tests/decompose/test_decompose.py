@@ -210,6 +210,9 @@ def test_a_paragraph_about_another_person_is_whom_its_pronouns_mean():
               "Alan Turing was a British mathematician. He was born in London.")
     out = texts(standalone.decompose(answer))
     assert "Ada Lovelace worked on the Analytical Engine." in out and "Alan Turing was born in London." in out
+    # a pronoun of the other gender than the text uses for its subject is someone else's, and stays
+    out = texts(standalone.decompose("Marie Curie was a physicist. She married Pierre Curie in 1895. He died in 1906."))
+    assert out[-1] == "He died in 1906."
     # a paragraph that points back ("her husband") is still about the answer's subject
     out = texts(standalone.decompose("Marie Curie was a physicist.\n\nPierre Curie was her husband. She met him in 1894."))
     assert "Marie Curie met him in 1894." in out

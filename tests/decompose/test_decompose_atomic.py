@@ -371,3 +371,13 @@ def test_standalone_facts_name_whom_their_paragraph_is_about(rules):
     dec = AtomicDecomposer(PerSentence(""), fallback_factory=lambda: rules, resolve_pronouns=True)
     out = [c.text for c in dec.decompose(answer)]
     assert "Ada Lovelace was a mathematician." in out and "Alan Turing was born in London." in out
+
+
+def test_a_fact_whose_pronoun_is_of_the_other_gender_keeps_it():
+    from core.decompose.atomic import resolve_pronoun
+    from core.decompose.rules import Topic
+
+    curie = Topic("Marie Curie", gender="she")
+    assert resolve_pronoun("She won two Nobel Prizes.", curie) == "Marie Curie won two Nobel Prizes."
+    assert resolve_pronoun("He died in 1906.", curie) == "He died in 1906."
+    assert resolve_pronoun("He died in 1906.", Topic("Pierre Curie")) == "Pierre Curie died in 1906."  # gender unknown

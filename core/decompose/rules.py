@@ -212,6 +212,21 @@ def _quoted(tok, other=None) -> bool:
     return _quoted(other) and not any(t.text in ('"', "“", "”") for t in sent.doc[lo + 1 : hi])
 
 
+def _bracketed_acronym(tok) -> bool:
+    """An acronym in brackets right after the words it shortens: "(WHO)", "(NSAIDs)", "(CuAAC)"."""
+    doc, i = tok.doc, tok.i
+    return (0 < i < len(doc) - 1 and doc[i - 1].text == "(" and doc[i + 1].text == ")"
+            and re.fullmatch(r"(?=(?:[a-z]*[A-Z]){2})[A-Za-z&]{2,8}", tok.text) is not None)
+
+
+def _bracketed_acronyms(sent) -> set[int]:
+    """The tokens of a sentence's bracketed acronyms, brackets included: the parser hangs one on a
+    word as an appositive ("Non-steroidal anti-inflammatory drugs and rest is NSAIDs.") or leaves it
+    in the middle of a list ("at the Massachusetts Institute of Technology MIT"); what it says is
+    no fact to check. Blanking them before parsing instead changed other parses (docs/benchmarks.md)."""
+    return {j for t in sent if _bracketed_acronym(t) for j in (t.i - 1, t.i, t.i + 1)}
+
+
 def _place_chain(tok) -> bool:
     """A place after a place with no "and" ("Moradabad, Uttar Pradesh"): where the first one
     lies, not a second item of a list."""
@@ -696,9 +711,10 @@ class RulesDecomposer:
                 if p.tail:
                     p.tail -= part
 
+        acronyms = _bracketed_acronyms(sent)
         # appositives and relative clauses, removed from the pieces, become claims of their own
         for tok in sent:
-            if (tok.dep_ == "appos" and tok.pos_ == "NOUN" and tok.head.pos_ in ("PROPN", "NOUN")
+            if (tok.dep_ == "appos" and tok.pos_ == "NOUN" and tok.head.pos_ in ("PROPN", "NOUN") and tok.i not in acronyms
                     and tok.head.dep_ != "attr"  # "an author, journalist, and publisher" is a list, not an appositive
                     and not _title_after_noun(tok)
                     # a count is no identity: "13 wins (12 KOs)" is not "13 wins is 12 KOs"
@@ -818,6 +834,8 @@ class RulesDecomposer:
         extra.extend(p for p in self._release_years(sent) if life is None or not p.unprinted & life[0])
         if life is not None:  # "Gonzalo Fonseca (1922-1997) was …": the bracket leaves every claim
             take_out(life[0])
+        if acronyms:  # "education savings accounts (ESAs)": no claim of its own ("… is ESAs."), and out of the others
+            take_out(acronyms)
         refined: list[_Piece] = []
         for p in pieces + extra:
             refined.extend(self._refine(sent, p, subj_core, copula))

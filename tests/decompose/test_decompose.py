@@ -226,6 +226,13 @@ def test_an_occupation_hung_on_the_last_noun_is_a_noun_of_its_own(rules):
     assert texts(rules.decompose("He set school and district records.")) == ["He set school records.", "He set district records."]
 
 
+def test_a_bracketed_acronym_is_no_claim_and_leaves_the_others(rules):
+    assert texts(rules.decompose("Many families use education savings accounts (ESAs) and mutual funds to save.")) == [
+        "Many families use education savings accounts.", "Many families use mutual funds to save."]
+    assert texts(rules.decompose("He studied at the Massachusetts Institute of Technology (MIT) and Harvard.")) == [
+        "He studied at the Massachusetts Institute of Technology.", "He studied at Harvard."]
+
+
 def test_parenthetical_birth_and_coordinated_modifiers(rules):
     out = texts(rules.decompose("Beenie Man (born Anthony Moses Davis on August 22, 1973) is a Jamaican reggae and "
                                 "dancehall artist. He is known for his aggressive and powerful striking style."))

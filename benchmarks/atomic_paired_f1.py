@@ -169,6 +169,46 @@ def without_complement(args) -> None:
     args.json.write_text(json.dumps(out, indent=1) + "\n")
 
 
+def recomplement(args) -> None:
+    """A --dump-claims file's model facts with the ``rules`` complement of *this* tree recomputed,
+    no decoding: the facts the model wrote do not depend on the rules code, so a change to
+    ``rules`` is measured on the same facts (a report in this script's format, for --compare).
+    On the tree that wrote the dump it gives the decoded figures back (session 32)."""
+    from collections import Counter
+
+    from core.decompose.atomic import COMPLEMENT_NOTE, AtomicDecomposer
+    from core.decompose.base import Claim
+    from core.decompose.rules import RulesDecomposer
+    from core.evaluate.decompose import THRESHOLDS, in_fold, load_decompose_dataset
+
+    thresholds = THRESHOLDS["jaccard"]
+    answers = [a for p in args.path for a in [x for x in load_decompose_dataset("auto", p)
+                                                if in_fold(x.topic, args.fold)][: args.limit or None]]
+    dumped = json.loads(args.recomplement.read_text())
+    out: dict = {"paths": [str(p) for p in args.path], "fold": args.fold, "limit": args.limit,
+                 "recomplemented": str(args.recomplement), "standalone": args.standalone, "runtimes": {}}
+    for rt, recs in dumped.items():
+        dec = AtomicDecomposer(llm=None, fallback_factory=lambda: RulesDecomposer(resolve_pronouns=args.standalone))
+        dec.stats = Counter()
+        claims_of = {}
+        for text, cs in recs.items():
+            model = [Claim(i, c["text"], tuple(c["span"]), checkable=c["checkable"], note=c["note"])
+                     for i, c in enumerate(c for c in cs if c.get("note") != COMPLEMENT_NOTE)]
+            claims_of[text] = [{"text": c.text, "span": list(c.span), "checkable": c.checkable, "note": c.note}
+                               for c in dec._complemented(text, model)]
+        rows = per_answer(answers, claims_of, thresholds)
+        tp, prod, gold = (sum(r["tp"][0] for r in rows), sum(r["prod"] for r in rows), sum(r["gold"] for r in rows))
+        out["runtimes"][rt] = {
+            "model": {"lora_sha256": f"{rt} facts of {args.recomplement.name}, this tree's complement"},
+            "pooled": {"precision": tp / prod if prod else 0.0, "recall": tp / gold if gold else 0.0,
+                       "f1": f1(tp, prod, gold), "produced": prod, "matched": tp, "gold": gold},
+            "complement": dec.stats["complement"],
+            "per_answer": [{"matched": r["tp"], "produced": r["prod"], "gold": r["gold"]} for r in rows]}
+    print(json.dumps({rt: r["pooled"] for rt, r in out["runtimes"].items()}, indent=1))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(out, indent=1) + "\n")
+
+
 def main() -> None:
     from core.decompose.atomic import RELATION_WORDS
     from core.evaluate.decompose import THRESHOLDS, evaluate_decompose_sets, in_fold, load_decompose_dataset
@@ -195,6 +235,9 @@ def main() -> None:
                          "offline studies such as the complement ablation (--without-complement)")
     ap.add_argument("--without-complement", type=Path, default=None, metavar="CLAIMS.json",
                     help="no decoding: re-score a --dump-claims file without the claims the rules complement added")
+    ap.add_argument("--recomplement", type=Path, default=None, metavar="CLAIMS.json",
+                    help="no decoding: recompute the rules complement of this tree over a --dump-claims file's "
+                         "model facts (a change to rules measured on the same facts; pair reports with --compare)")
     ap.add_argument("--standalone", action="store_true",
                     help="score the claims as check makes them (subject named instead of an opening pronoun)")
     ap.add_argument("--guard", choices=("shipped", "relation-words"), default="shipped",
@@ -220,6 +263,9 @@ def main() -> None:
         ap.error("--path is required (unless --compare)")
     if args.without_complement:
         without_complement(args)
+        return
+    if args.recomplement:
+        recomplement(args)
         return
     runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
     thresholds = THRESHOLDS["jaccard"]

@@ -37,3 +37,28 @@ def test_folds_are_compared_alone_and_pooled(tmp_path):
     assert lo <= pooled["delta_f1@0.6"]["observed"] <= hi
     with pytest.raises(SystemExit, match="differ in 'fold'"):
         compare(a1, b2, 10, 0)
+
+
+def test_recomplement_scores_dumped_facts_with_this_trees_rules(tmp_path):
+    """--recomplement: the model's facts of a --dump-claims file, the rules complement recomputed
+    (a change to rules measured on the same facts, no decoding)."""
+    import argparse
+
+    from benchmarks.atomic_paired_f1 import recomplement
+    from core.decompose.atomic import COMPLEMENT_NOTE
+
+    text = "Gonzalo Fonseca (1922-1997) was a sculptor."
+    gold = ["Gonzalo Fonseca was a sculptor.", "Gonzalo Fonseca was born in 1922.", "Gonzalo Fonseca died in 1997."]
+    data = tmp_path / "answers.jsonl"
+    data.write_text(json.dumps({"topic": "Gonzalo Fonseca", "output": text, "annotations": [
+        {"text": text, "human-atomic-facts": [{"text": g} for g in gold]}]}) + "\n")
+    fact = {"text": "Fonseca was a sculptor.", "span": [0, len(text)], "checkable": True, "note": None}
+    stale = {"text": "Gonzalo Fonseca (1922-1997) was a sculptor.", "span": [0, len(text)], "checkable": True,
+             "note": COMPLEMENT_NOTE}  # what an older rules complement added: dropped and recomputed
+    dump = tmp_path / "claims.json"
+    dump.write_text(json.dumps({"merged": {text: [fact, stale]}}))
+    out = tmp_path / "report.json"
+    recomplement(argparse.Namespace(path=[data], fold=None, limit=None, recomplement=dump, standalone=False, json=out))
+    rep = json.loads(out.read_text())["runtimes"]["merged"]
+    assert rep["pooled"]["matched"] == 3 and rep["pooled"]["produced"] == 3 and rep["complement"] == 2
+    assert rep["per_answer"] == [{"matched": [3, 3], "produced": 3, "gold": 3}]

@@ -216,8 +216,7 @@ def _bracketed_acronym(tok) -> bool:
     """An acronym in brackets right after the words it shortens: "(WHO)", "(NSAIDs)", "(CuAAC)"."""
     doc, i = tok.doc, tok.i
     return (0 < i < len(doc) - 1 and doc[i - 1].text == "(" and doc[i + 1].text == ")"
-            and re.fullmatch(r"(?=(?:[a-z]*[A-Z]){2})[A-Za-z&]{2,8}", tok.text) is not None
-            and not _quoted(tok))  # a quoted title keeps its own brackets
+            and re.fullmatch(r"(?=(?:[a-z]*[A-Z]){2})[A-Za-z&]{2,8}", tok.text) is not None)
 
 
 def _bracketed_acronyms(sent) -> set[int]:

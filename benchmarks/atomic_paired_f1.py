@@ -174,8 +174,6 @@ def recomplement(args) -> None:
     no decoding: the facts the model wrote do not depend on the rules code, so a change to
     ``rules`` is measured on the same facts (a report in this script's format, for --compare).
     On the tree that wrote the dump it gives the decoded figures back (session 32)."""
-    from collections import Counter
-
     from core.decompose.atomic import COMPLEMENT_NOTE, AtomicDecomposer
     from core.decompose.base import Claim
     from core.decompose.rules import RulesDecomposer
@@ -189,7 +187,6 @@ def recomplement(args) -> None:
                  "recomplemented": str(args.recomplement), "standalone": args.standalone, "runtimes": {}}
     for rt, recs in dumped.items():
         dec = AtomicDecomposer(llm=None, fallback_factory=lambda: RulesDecomposer(resolve_pronouns=args.standalone))
-        dec.stats = Counter()
         claims_of = {}
         for text, cs in recs.items():
             model = [Claim(i, c["text"], tuple(c["span"]), checkable=c["checkable"], note=c["note"])

@@ -261,7 +261,7 @@ class AtomicDecomposer:
         seen: set[tuple[tuple[int, int], frozenset[str]]] = set()
         for c in claims:
             if c.checkable and c.note is None:
-                topic = next(t for start, t in reversed(topics) if start <= c.span[0] or start == 0)
+                topic = next(t for start, t in reversed(topics) if start <= c.span[0])  # topics[0] starts at 0
                 text = resolve_pronoun(c.text, topic)
                 if text != c.text:
                     self.stats["pronouns_resolved"] += 1

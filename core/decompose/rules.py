@@ -533,7 +533,7 @@ _OCCUPATIONS = frozenset({"writer", "singer", "actor", "actress", "director", "p
                           "architect", "rapper", "songwriter", "coach", "athlete", "boxer", "wrestler", "broadcaster",
                           "presenter", "journalist", "reporter", "critic", "translator", "chef", "surgeon", "doctor",
                           "nurse", "soldier", "politician", "businessman", "businesswoman", "activist", "filmmaker",
-                          "screenwriter", "engineer", "chemist", "physicist", "economist", "historian", "model"})
+                          "screenwriter", "engineer", "model"})  # "chemist", "historian" …: _OCCUPATION_ENDINGS
 
 
 def _occupation(tok) -> bool:
@@ -1776,7 +1776,7 @@ def _paragraph_topic(sent, topic: Topic | None) -> Topic | None:
     return _with_gender(Topic(name), doc, start)
 
 
-_PRONOUNS_3RD = frozenset({"he", "she", "him", "her", "his", "hers", "they", "them", "their"})
+_PRONOUNS_3RD = frozenset(_PRONOUN_SUBJ | _PRONOUN_OBJ | _PRONOUN_POSS | {"hers", "they", "them", "their"})
 _GENDERED = {"he": frozenset({"he", "him", "his"}), "she": frozenset({"she", "her", "hers"})}
 
 

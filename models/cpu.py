@@ -3,7 +3,7 @@
 Why: two of them pick a precision by what the hardware computes exactly or fast. The int8 ONNX
 copies are served by default only where VNNI makes their products exact
 (``models.onnx_build.int8_products_saturate``); bf16 training is only faster where bfloat16 is
-multiplied in hardware (``models.train_decomposer.native_bf16``). A run's manifest records the
+multiplied in hardware (``models.precision.native_bf16``). A run's manifest records the
 name and the flags (``core.machine``), because model outputs are exact only on one CPU. One reader
 serves all three (``models`` never imports ``core``, so the reader lives here).
 """

@@ -57,6 +57,7 @@ import torch
 from models.atomic import answer_text, context_of, flat_messages
 from models.cpu import cpu_flags, cpu_name
 from models.llm import EMBEDDED_LLM_FILE, EMBEDDED_LLM_PACKAGE
+from models.precision import mixed_precision, native_bf16
 from models.train_nli import load_training_state, save_training_state
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -230,31 +231,6 @@ def answer_loss(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
     return torch.nn.functional.cross_entropy(logits.float(), labels[keep])
 
 
-def native_bf16(flags: frozenset[str] | None) -> bool | None:
-    """Whether a CPU with these flags (``models.cpu.cpu_flags``) multiplies bfloat16 in hardware
-    (AVX512-BF16 or AMX); None where the flags are unknown (not Linux)."""
-    return None if flags is None else bool({"avx512_bf16", "amx_bf16"} & flags)
-
-
-def mixed_precision(precision: str, native: bool | None = True):
-    """``"bf16"``: matrix products in bfloat16 under CPU autocast, weights, LoRA parameters,
-    optimiser and loss kept in float32. Measured (session 9, FActScore folds 0-1, 200 steps):
-    1.6x faster a step on Zen 4 cores with AVX512-BF16, losses equal to 3 digits, held-out
-    fold-2 F1 -.004 [-.019, +.011] against fp32. ``"fp32"``: no autocast (the shipped recipe).
-
-    Without hardware bfloat16 (``native`` False) the products are emulated and slower than fp32:
-    session 28, an Intel Xeon with AVX-512 VNNI but no AVX512-BF16, took 49.7 s a step in bf16
-    (its first 10 steps, partly beside other jobs) against 16.9 s in fp32. The recipe is kept as
-    asked (a run's precision is part of what it measures) and the cost is said and logged."""
-    if precision not in ("fp32", "bf16"):
-        sys.exit(f"train.precision must be fp32 or bf16, not {precision!r}")
-    if precision == "bf16" and native is False:
-        print("warning: train.precision = \"bf16\" on a CPU without AVX512-BF16 / AMX: bfloat16 is emulated "
-              "and a step takes about 3x as long as in fp32 (set precision = \"fp32\")", file=sys.stderr)
-        log_event("bf16_emulated")
-    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16")
-
-
 def make_schedule(opt: torch.optim.Optimizer, total: int, warmup_ratio: float) -> torch.optim.lr_scheduler.LambdaLR:
     """Linear warm-up over ``warmup_ratio`` of ``total`` steps, then linear decay to 0 at ``total``."""
     warm = max(1, int(total * warmup_ratio))
@@ -385,7 +361,8 @@ def main(argv: list[str] | None = None) -> int:
         save_training_state(ckpt, model, opt, sched, {"step": step})
 
     start_step = step
-    autocast = mixed_precision(tr.get("precision", "fp32"), native_bf16(cpu_flags()))
+    autocast = mixed_precision(tr.get("precision", "fp32"), native_bf16(cpu_flags()),
+                               on_emulated=lambda: log_event("bf16_emulated"))
     budget = (args.max_minutes or tr.get("max_minutes") or 1e9) * 60
     t0 = time.time()
     model.train()

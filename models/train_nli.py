@@ -54,7 +54,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import numpy as np
 import torch
 
-from models.cpu import cpu_name
+from models.cpu import cpu_flags, cpu_name
+from models.precision import mixed_precision, native_bf16
 
 LABELS = ["entailment", "neutral", "contradiction"]
 LABEL2ID = {name: i for i, name in enumerate(LABELS)}
@@ -880,6 +881,15 @@ def _nice_cell(hardware: dict) -> str:
     return f"run under `nice -n {n}`" if n else "not niced"
 
 
+def _precision_cell(precision: str) -> str:
+    """The training precision as the card states it. Summaries written before session 33 do not
+    record one: every run until then trained in fp32."""
+    if precision == "bf16":
+        return ("bf16 mixed precision (matrix products in bfloat16 under autocast; weights, AdamW "
+                "moments and loss in float32)")
+    return "fp32"
+
+
 def _repeat_cell(r: dict) -> str:
     """The note after an upsampled set's count ("(each pair 4 times)"), so that the card does not
     read the copies as distinct examples."""
@@ -1044,6 +1054,7 @@ pages), else train. Evaluation code must import this function so no training pag
 | optimiser | AdamW lr {cfg['train']['lr']}, weight decay {cfg['train']['weight_decay']}, linear warm-up {cfg['train']['warmup_ratio']:.0%} then linear decay, grad-norm clip {cfg['train']['grad_clip']} |
 | batching | batch {cfg['train']['batch_size']}, dynamic padding, sorted by length within blocks of {cfg['train']['bucket_batches']} batches, batches shuffled |
 | max length | {cfg['train']['max_length']} tokens in training, {cfg['eval']['max_length']} in evaluation |
+| precision | {_precision_cell(tr.get('precision', 'fp32'))} |
 | wall time | {tr['train_seconds'] / 60:.1f} min training ({tr['examples_per_s']:.1f} examples/s), {summary['wall_seconds'] / 60:.1f} min in all |
 | final loss (mean of last {cfg['train']['log_every']} steps) | {tr['final_loss']:.3f} |
 | hardware | {summary['hardware']['compute']}; {summary['hardware']['platform']}; {summary['hardware']['cpu_count']} CPUs; torch {summary['hardware']['torch']}; {_nice_cell(summary['hardware'])} |
@@ -1267,6 +1278,9 @@ def main(argv: list[str] | None = None) -> int:
                "data_mix": [{k: r.get(k) for k in ("set", "examples_used", "repeat", "dropped_decontamination",
                                                 "dropped_premise_overlap", "labels", "generated")}
                             for r in report]})
+    precision = tcfg.get("precision", "fp32")
+    autocast = mixed_precision(precision, True if device.type == "cuda" else native_bf16(cpu_flags()),
+                               device.type, on_emulated=lambda: write_log({"event": "bf16_emulated"}))
     log_every = int(tcfg["log_every"])
     step = start_step
     recent: list[float] = []
@@ -1281,7 +1295,8 @@ def main(argv: list[str] | None = None) -> int:
         if step_idx <= start_step:
             continue  # resumed: these batches were trained before the interruption
         batch = collate([feats[i] for i in idx], tok.pad_token_id)
-        loss = model(**{k: v.to(device) for k, v in batch.items()}).loss
+        with autocast:
+            loss = model(**{k: v.to(device) for k, v in batch.items()}).loss
         loss.backward()
         gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), tcfg["grad_clip"])
         opt.step()
@@ -1392,6 +1407,7 @@ def main(argv: list[str] | None = None) -> int:
             "dev_eval_seconds_during_training": round(eval_time, 1),
             "final_loss": losses[-1] if losses else float("nan"),
             "lr": tcfg["lr"], "batch_size": bs, "max_length": tcfg["max_length"],
+            "precision": precision,
         },
         "wall_seconds": round(time.time() - t_start, 1),
         "hardware": {"platform": platform.platform(), "processor": cpu_name(),

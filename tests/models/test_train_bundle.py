@@ -82,8 +82,28 @@ def test_a_run_trains_from_a_bundle_without_the_data_root(data_dir, tmp_path):
     # the fp16 reload check ran on the bundle's dev pairs; its agreement is not asserted: after two
     # steps the logits are near ties, and fp16 rounding may flip one of 12 on another CPU's kernels
     assert summary["reload_check"]["n"] == 12 and summary["reload_check"]["dtype_on_disk"] == "float16"
-    assert summary["bundle"] == str(bundle)
+    assert summary["bundle"] == str(bundle) and summary["training"]["precision"] == "fp32"
     assert (out / "model.safetensors").is_file() and not list(out.glob("*.bin"))
+
+
+def test_a_bf16_run_trains_under_autocast_and_says_so_in_its_card(data_dir, tmp_path):
+    """``train.precision = "bf16"`` (mixed precision, models/precision.py): the run trains, the
+    shipped weights are still fp16 on disk and load in fp32, and the summary and the card name the
+    precision, because a run's precision is part of what it measures. An fp32 run says fp32."""
+    bundle = tmp_path / "mix.json.xz"
+    here = write_config(tmp_path, data_dir)
+    assert main(["--config", str(here), "--out", str(tmp_path / "unused"), "--export-bundle", str(bundle)]) == 0
+    out = tmp_path / "bf16"
+    assert main(["--config", str(here), "--out", str(out), "--bundle", str(bundle), "--device", "cpu",
+                 "--set", 'train.precision="bf16"']) == 0
+    summary = json.loads((out / "training_summary.json").read_text())
+    assert summary["training"]["precision"] == "bf16" and summary["training"]["steps"] == 2
+    assert summary["reload_check"]["dtype_on_disk"] == "float16"
+    assert summary["reload_check"]["dtype_loaded"] == "torch.float32"
+    assert "bf16 mixed precision" in (out / "README.md").read_text()
+    with pytest.raises(SystemExit, match="fp32 or bf16"):
+        main(["--config", str(here), "--out", str(tmp_path / "fp16"), "--bundle", str(bundle), "--device", "cpu",
+              "--set", 'train.precision="fp16"'])
 
 
 def test_a_bundle_of_another_config_is_refused(data_dir, tmp_path):

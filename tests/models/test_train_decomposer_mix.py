@@ -56,7 +56,7 @@ def test_no_feverfact_test_sentence_is_trained_on():
 def test_precision_is_fp32_or_bf16_autocast_and_nothing_else():
     import torch
 
-    from models.train_decomposer import mixed_precision
+    from models.precision import mixed_precision
 
     x = torch.ones(2, 2)
     with mixed_precision("bf16"):
@@ -72,7 +72,7 @@ def test_bf16_without_hardware_support_is_kept_but_said(capsys):
     the run keeps the precision it was asked for, and says what it costs."""
     import torch
 
-    from models.train_decomposer import mixed_precision, native_bf16
+    from models.precision import mixed_precision, native_bf16
 
     assert native_bf16(frozenset({"avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile"})) is True
     assert native_bf16(frozenset({"avx2", "avx512f", "avx512_vnni"})) is False

@@ -3,11 +3,12 @@
 Why one place: both train on the 2-core CPU where no GPU is lent, and on Zen 4 cores with
 AVX512-BF16 bfloat16 matrix products cut a step's time. Measured: the decomposer (session 9,
 FActScore folds 0-1, 200 steps) 1.6x faster a step, losses equal to 3 digits, held-out fold-2 F1
--.004 [-.019, +.011] against fp32; the verifier (session 33, batch 32) 2.1x (docs/verifier_v2.md,
-"Training in bf16 on the CPU"). Weights, optimiser moments and
-the loss stay in float32 (autocast keeps ``cross_entropy`` in float32), so a bf16 run differs from
-an fp32 one only by the rounding of its products. ``"fp32"`` (no autocast) stays the default of
-every recipe: a run's precision is part of what it measures.
+-.004 [-.019, +.011] against fp32; the verifier (session 33, batch 32) 2.1x a step and 1.8-1.9x
+over a whole pass, its replicate of run9a within seed noise (docs/verifier_v2.md, "Training in bf16
+on the CPU"). Weights, optimiser moments and the loss stay in float32 (autocast keeps
+``cross_entropy`` in float32), so a bf16 run differs from an fp32 one only by the rounding of its
+products. ``"fp32"`` (no autocast) stays the default of every recipe: a run's precision is part of
+what it measures.
 """
 
 from __future__ import annotations

@@ -1296,7 +1296,11 @@ def main(argv: list[str] | None = None) -> int:
             continue  # resumed: these batches were trained before the interruption
         batch = collate([feats[i] for i in idx], tok.pad_token_id)
         with autocast:
-            loss = model(**{k: v.to(device) for k, v in batch.items()}).loss
+            outputs = model(**{k: v.to(device) for k, v in batch.items()})
+        loss = outputs.loss
+        if step_idx == start_step + 1:  # what the products ran in, as the run saw it (bf16 under autocast)
+            write_log({"event": "precision", "precision": precision, "logits_dtype": str(outputs.logits.dtype),
+                       "loss_dtype": str(loss.dtype)})
         loss.backward()
         gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), tcfg["grad_clip"])
         opt.step()

@@ -83,6 +83,8 @@ def test_a_run_trains_from_a_bundle_without_the_data_root(data_dir, tmp_path):
     # steps the logits are near ties, and fp16 rounding may flip one of 12 on another CPU's kernels
     assert summary["reload_check"]["n"] == 12 and summary["reload_check"]["dtype_on_disk"] == "float16"
     assert summary["bundle"] == str(bundle) and summary["training"]["precision"] == "fp32"
+    events = [json.loads(line) for line in (out / "training_log.jsonl").read_text().splitlines()]
+    assert next(e for e in events if e["event"] == "precision")["logits_dtype"] == "torch.float32"
     assert (out / "model.safetensors").is_file() and not list(out.glob("*.bin"))
 
 
@@ -101,6 +103,10 @@ def test_a_bf16_run_trains_under_autocast_and_says_so_in_its_card(data_dir, tmp_
     assert summary["reload_check"]["dtype_on_disk"] == "float16"
     assert summary["reload_check"]["dtype_loaded"] == "torch.float32"
     assert "bf16 mixed precision" in (out / "README.md").read_text()
+    # the products ran in bfloat16 and the loss in float32, as the training log records them
+    events = [json.loads(line) for line in (out / "training_log.jsonl").read_text().splitlines()]
+    ran = next(e for e in events if e["event"] == "precision")
+    assert ran["logits_dtype"] == "torch.bfloat16" and ran["loss_dtype"] == "torch.float32"
     with pytest.raises(SystemExit, match="fp32 or bf16"):
         main(["--config", str(here), "--out", str(tmp_path / "fp16"), "--bundle", str(bundle), "--device", "cpu",
               "--set", 'train.precision="fp16"'])

@@ -1189,6 +1189,11 @@ def main(argv: list[str] | None = None) -> int:
     max_minutes = args.max_minutes if args.max_minutes is not None else tcfg.get("max_minutes")
     torch.set_num_threads(args.threads)
     device = pick_device(args.device)
+    # the precision is checked before the mix is built or the model loaded (a wrong value fails at
+    # once); an emulated bf16 is logged once the training log is open
+    precision, emulated = tcfg.get("precision", "fp32"), []
+    autocast = mixed_precision(precision, True if device.type == "cuda" else native_bf16(cpu_flags()),
+                               device.type, on_emulated=lambda: emulated.append(True))
     set_seed(seed)
     data_root = (REPO_ROOT / cfg["data"]["root"]).resolve()
     out: Path = args.out
@@ -1278,9 +1283,8 @@ def main(argv: list[str] | None = None) -> int:
                "data_mix": [{k: r.get(k) for k in ("set", "examples_used", "repeat", "dropped_decontamination",
                                                 "dropped_premise_overlap", "labels", "generated")}
                             for r in report]})
-    precision = tcfg.get("precision", "fp32")
-    autocast = mixed_precision(precision, True if device.type == "cuda" else native_bf16(cpu_flags()),
-                               device.type, on_emulated=lambda: write_log({"event": "bf16_emulated"}))
+    if emulated:
+        write_log({"event": "bf16_emulated"})
     log_every = int(tcfg["log_every"])
     step = start_step
     recent: list[float] = []

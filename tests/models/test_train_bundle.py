@@ -107,9 +107,10 @@ def test_a_bf16_run_trains_under_autocast_and_says_so_in_its_card(data_dir, tmp_
     events = [json.loads(line) for line in (out / "training_log.jsonl").read_text().splitlines()]
     ran = next(e for e in events if e["event"] == "precision")
     assert ran["logits_dtype"] == "torch.bfloat16" and ran["loss_dtype"] == "torch.float32"
-    with pytest.raises(SystemExit, match="fp32 or bf16"):
+    with pytest.raises(SystemExit, match="fp32 or bf16"):  # refused before anything is read or written
         main(["--config", str(here), "--out", str(tmp_path / "fp16"), "--bundle", str(bundle), "--device", "cpu",
               "--set", 'train.precision="fp16"'])
+    assert not (tmp_path / "fp16").exists()
 
 
 def test_a_bundle_of_another_config_is_refused(data_dir, tmp_path):

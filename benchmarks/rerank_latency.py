@@ -11,6 +11,7 @@ the hybrid alone. Latency is wall time per claim (first stage + re-ranking, each
 own call), reported as p50 / p95 with the load average, since the machine is shared.
 
     PYTHONPATH=. python benchmarks/rerank_latency.py --db /tmp/s25/scifact.db [--tops 3,5,10,20] [--mode hybrid-sentence]
+        [--verifier runs/CANDIDATE]
 
 ``--mode`` picks the first stage (``hybrid``, as in session 6, or ``hybrid-sentence``, the
 default since session 10) and that mode's own evidence-sentence weights.
@@ -64,6 +65,8 @@ def main() -> None:
     ap.add_argument("--fit-limit", type=int, default=100)
     ap.add_argument("--mode", default="hybrid", choices=("hybrid", "hybrid-sentence"), help="first stage")
     ap.add_argument("--limit", type=int, default=None, help="only the first N dev claims")
+    ap.add_argument("--verifier", default="embedded",
+                    help="the cross-encoder that re-ranks: embedded, or a candidate's folder (its int8 copy when built)")
     ap.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "results" / "rerank_latency_scifact.json")
     args = ap.parse_args()
     tops = [int(x) for x in args.tops.split(",")]
@@ -72,7 +75,7 @@ def main() -> None:
     from models.nli import load_nli
     from models.nlp import SpacySentenceSplitter
 
-    nli = load_nli("embedded")
+    nli = load_nli(args.verifier)
     sentence_fusion = load_sentence_fusion(args.mode)
     train = load_retrieval_set("scifact", DATA / "claims_train.jsonl", DATA / "corpus.jsonl").claims[: args.fit_limit]
     dev = load_retrieval_set("scifact", DATA / "claims_dev.jsonl", DATA / "corpus.jsonl").claims[: args.limit]
@@ -131,7 +134,7 @@ def main() -> None:
         "task": "rerank_latency", "dataset": "scifact dev", "first_stage": args.mode, "n": len(dev), "fit": f"SciFact train, first {len(train)} claims",
         "by_top": table, "target_ms_p95": TARGET_MS, "tops_within_target": within,
         "load_average_start": list(load_start), "load_average_end": list(load_end), "cpus": os.cpu_count(),
-        "threads": os.environ.get("CLAIMSCOPE_THREADS"), "nli_runtime": getattr(nli, "runtime", None),
+        "threads": os.environ.get("CLAIMSCOPE_THREADS"), "verifier": args.verifier, "nli_runtime": getattr(nli, "runtime", None),
         "wall_s": time.perf_counter() - t_wall,
     }
     args.json.write_text(json.dumps(report, indent=2) + "\n")

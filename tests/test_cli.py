@@ -252,3 +252,40 @@ def test_eval_verdicts_refuses_a_held_support_threshold_outside_0_1(runner, data
     res = runner.invoke(app, ["--db", str(tmp_path / "x.db"), "eval", "verdicts", "--path", str(path), "--fix-support", "1.5"])
     assert res.exit_code == 2 and "--fix-support" in res.output
     assert not (tmp_path / "x.db").exists()
+
+
+def test_a_text_piped_to_file_dash_splits_as_the_same_text_given_as_an_argument(runner):
+    """`llm-answer | claimscope decompose --file -`: standard input is read as a --file is (UTF-8,
+    universal newlines), so a piped answer's claims and spans are the argument's."""
+    text = "Marie Curie was a Polish-born physicist.\nShe discovered radium."
+    as_arg = runner.invoke(app, ["decompose", text, "--json", "--decomposer", "rules"])
+    piped = runner.invoke(app, ["decompose", "--file", "-", "--json", "--decomposer", "rules"],
+                          input=text.replace("\n", "\r\n").encode("utf-8"))
+    assert as_arg.exit_code == 0 and piped.exit_code == 0, (as_arg.output, piped.output)
+    claims = [json.loads(line) for line in piped.stdout.splitlines()]
+    expected = [json.loads(line) for line in as_arg.stdout.splitlines()]
+    assert len(claims) >= 3
+    assert [(c["text"], c["span"]) for c in claims] == [(c["text"], c["span"]) for c in expected]
+
+
+def test_bad_standard_input_is_refused_before_wiki_vital_is_indexed(runner, tmp_path, monkeypatch):
+    import core.ingest.sources
+
+    def no_indexing(name):
+        raise AssertionError(f"indexed {name} before the input was checked")
+
+    monkeypatch.setattr(core.ingest.sources, "load_builtin", no_indexing)
+    db = tmp_path / "fresh.db"
+    cases = [
+        (b"", "standard input: is empty"),
+        (b"  \n\n", "standard input: is empty"),
+        (b"\xff\xfeT\x00o\x00", "standard input: not valid UTF-8"),
+        (b"Tokyo\x00 is in Japan.", "standard input: contains a NUL byte"),
+    ]
+    for command in ("check", "decompose"):
+        for data, message in cases:
+            res = runner.invoke(app, ["--db", str(db), command, "--file", "-"], input=data)
+            assert res.exit_code == 2, (command, data, res.output)
+            assert message in res.output and "Traceback" not in res.output, (command, data, res.output)
+    res = runner.invoke(app, ["decompose", "Tokyo is in Japan.", "--file", "-"], input=b"Paris.")
+    assert res.exit_code == 2 and "give exactly one of" in res.output

@@ -236,15 +236,22 @@ def _load_scifact(path: Path) -> list[DocumentRecord]:
 def read_text_file(path: Path) -> str:
     """A UTF-8 text file's contents; binary data (invalid UTF-8, or NUL bytes, as in UTF-16 or
     executable files) is refused with a message naming the file."""
+    return decode_text(path.read_bytes(), path)
+
+
+def decode_text(data: bytes, where: str | Path) -> str:
+    """Bytes read from a file or a pipe as UTF-8 text, refused with a message naming ``where``
+    when they are binary (invalid UTF-8, or NUL bytes, as in UTF-16). Universal newlines, as
+    ``Path.read_text`` gives, so spans mean the same whichever way the text came in."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", path) from None
-    _refuse_nul(text, path)
-    return text
+        raise InputError(f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", where) from None
+    _refuse_nul(text, where)
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _refuse_nul(text: str, path: Path, line: int | None = None) -> None:
+def _refuse_nul(text: str, path: str | Path, line: int | None = None) -> None:
     if "\x00" in text:
         raise InputError("contains a NUL byte: binary data, or text not in UTF-8 (UTF-16?)", path, line)
 

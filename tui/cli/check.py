@@ -89,6 +89,7 @@ def decompose(
         str | None, typer.Option(help="rules (atomic, decontextualised), sentence, llm (GGUF model), or atomic "
                                   "(the trained FActScore-style decomposer)." + FROM_SETTINGS)
     ] = None,
+    file: Annotated[Path | None, typer.Option("--file", help="Read the text from this file ('-': standard input).")] = None,
     jsonl: Annotated[Path | None, typer.Option(help="Batch: one JSON object per line with 'text' and optional 'id'; JSONL out.")] = None,
     llm: Annotated[
         str | None, typer.Option(help="GGUF model for --decomposer llm: embedded or a path to a .gguf file." + FROM_SETTINGS)
@@ -100,8 +101,8 @@ def decompose(
              "(a claim retrieved from a whole corpus must say who), or keep the facts as written, "
              "FActScore's style (its annotators keep the pronoun).")] = False,
 ) -> None:
-    """Split a text into claims, each with its character span, as check splits it (a Markdown
-    answer read as prose); questions, references, a chat answer's frame, fragments,
+    """Split a text (an argument, --file F, '-' for standard input, or --jsonl F) into claims,
+    each with its character span, as check splits it (a Markdown answer read as prose); questions, references, a chat answer's frame, fragments,
     abstentions, opinions and advice are kept but marked not checkable. With --jsonl, every
     input line gives one output line per claim, tagged with the input's id."""
     from rich.text import Text
@@ -109,11 +110,9 @@ def decompose(
     from core.decompose.citations import decompose_cited
     from tui.console import err, out
 
-    if (text is None) == (jsonl is None):
-        raise_input("give either a text or --jsonl FILE")
-    if text is not None and not text.strip():
-        raise_input("the text is empty")
-    items = check_inputs(text, None, jsonl)  # also refuses a text over the size limit
+    if sum(x is not None for x in (text, file, jsonl)) != 1:
+        raise_input("give exactly one of: TEXT, --file F, --jsonl F")
+    items = check_inputs(text, file, jsonl)  # also refuses an empty text or one over the size limit
     settings = settings_of(ctx)
     dec = workbench_of(ctx, llm=llm).decomposer(decomposer or settings.decomposer, standalone=standalone)
     for ext_id, body in items:
@@ -182,7 +181,7 @@ def verify(
 
 CHECK_HELP = (
     "Check a text: split it into claims, retrieve evidence for each, verify, score. "
-    "Give the text as an argument, or --file F, or --jsonl F (one object per line with "
+    "Give the text as an argument, or --file F ('-' reads standard input), or --jsonl F (one object per line with "
     "'text' and optional 'id'; one run per line). Results go to stdout (or --out), progress "
     "to stderr. An interrupted run is kept: finish it with --resume RUN. Re-running the same "
     "--jsonl file resumes it: a line whose id and text already have a run made with the same "
@@ -196,7 +195,7 @@ CHECK_HELP = (
 def check(
     ctx: typer.Context,
     text: Annotated[str | None, typer.Argument(help="The text to check.")] = None,
-    file: Annotated[Path | None, typer.Option("--file", help="Read the text from this file.")] = None,
+    file: Annotated[Path | None, typer.Option("--file", help="Read the text from this file ('-': standard input).")] = None,
     jsonl: Annotated[Path | None, typer.Option("--jsonl", help="Batch: JSONL with 'text' (and 'id').")] = None,
     resume: Annotated[int | None, typer.Option("--resume", help="Finish an interrupted run.")] = None,
     out_path: Annotated[Path | None, typer.Option("--out", help="Write JSONL results here.")] = None,

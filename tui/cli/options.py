@@ -4,6 +4,7 @@ core.workbench (the one composition root), option help texts and input checks.""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import typer
@@ -112,11 +113,15 @@ def searcher_of(ctx: typer.Context, db, sources: list[str] | None, mode: str | N
     return wb.searcher(db)
 
 
+STDIN = "-"  # --file - reads the text from standard input
+
+
 def check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
     """(external id, text) per run to create; [] when resuming. Every text is checked here
-    (empty, too long, not text) so a bad batch line stops the batch before anything runs."""
+    (empty, too long, not text) so a bad batch line stops the batch before anything runs.
+    ``--file -`` reads standard input, so an answer can be piped in."""
     from core.errors import InputError
-    from core.ingest.sources import jsonl_records, read_text_file, record_field
+    from core.ingest.sources import decode_text, jsonl_records, read_text_file, record_field
     from core.settings import check_text_size
 
     if text is not None:
@@ -124,6 +129,13 @@ def check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
             raise InputError("the text is empty")
         check_text_size(text, "the text")
         return [(None, text)]
+    if file is not None and str(file) == STDIN:
+        # a pipe: `llm-answer | claimscope check --file -`
+        body = decode_text(sys.stdin.buffer.read(), "standard input")
+        if not body.strip():
+            raise InputError("is empty", "standard input")
+        check_text_size(body, "the text", "standard input")
+        return [(None, body)]
     if file is not None:
         file = file.expanduser()
         if not file.exists():

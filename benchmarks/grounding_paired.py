@@ -11,7 +11,7 @@ domains of balanced accuracy (LLM-AggreFact's protocol, as `eval grounding` repo
     python benchmarks/grounding_paired.py \\
         --pair wice REF.json CAND.json --pair expertqa REF.json CAND.json ... \\
         --ref-threshold 0.60 --cand-threshold 0.55 [--ref-verdicts CF_REF.json --cand-verdicts CF_CAND.json] \\
-        [--ref-fit POOL_REF.json --cand-fit POOL_CAND.json] \\
+        [--ref-fit POOL_REF.json --cand-fit POOL_CAND.json [--bag 300]] \\
         --json out.json
 
 With ``--ref-verdicts`` / ``--cand-verdicts`` (the Climate-FEVER `eval verdicts` reports) the
@@ -53,6 +53,18 @@ def fitted_on_rows(report: dict) -> float:
     cuts = np.concatenate([[u[0] - 1e-9], (u[:-1] + u[1:]) / 2, [u[-1] + 1e-9]])
     scores = np.array([domain_bacc(y, (s > c).astype(int), dom) for c in cuts])
     return float(np.median(cuts[scores == scores.max()]))
+
+
+def bagged_fit(report: dict, draws: int, seed: int = 0) -> float:
+    """The median of :func:`fitted_on_rows` over ``draws`` bootstrap resamples of the fitting rows
+    (seed 0). Why: the cut is the argmax of a flat objective, and resampling the fit pool's 712
+    rows moves it by .08-.12 (s.d.; docs/verifier_v2.md, "How stable is the fit-pool support
+    threshold?"), about as much as two seeds of one recipe differ. The median of the resampled
+    cuts is the bagged estimate, steadier from one model to the next."""
+    rows = report["rows"]
+    rng = np.random.default_rng(seed)
+    cuts = [fitted_on_rows({"rows": [rows[i] for i in rng.integers(0, len(rows), len(rows))]}) for _ in range(draws)]
+    return float(np.median(cuts))
 
 
 def domain_bacc(labels: np.ndarray, preds: np.ndarray, domains: np.ndarray) -> float:
@@ -106,6 +118,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="the reference's `eval grounding` report on rows kept for fitting the threshold")
     ap.add_argument("--cand-fit", type=Path, default=None,
                     help="the candidate's `eval grounding` report on the same fitting rows")
+    ap.add_argument("--bag", type=int, default=0, metavar="N",
+                    help="with --ref-/--cand-fit: the median cut over N bootstrap resamples of the fitting rows "
+                         "(0: the cut fitted on the rows as they are)")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     reports = {name: (json.loads(Path(ref).read_text(encoding="utf-8")), json.loads(Path(cand).read_text(encoding="utf-8")))
@@ -119,7 +134,10 @@ def main(argv: list[str] | None = None) -> int:
     t, source = {}, {}
     for k, threshold, verdicts in (("ref", args.ref_threshold, args.ref_verdicts),
                                    ("cand", args.cand_threshold, args.cand_verdicts)):
-        if k in fits:
+        if k in fits and args.bag:
+            t[k] = bagged_fit(fits[k], args.bag)
+            source[k] = f"median of {args.bag} bootstrap fits on {fits[k].get('path', 'the --fit rows')}"
+        elif k in fits:
             t[k], source[k] = fitted_on_rows(fits[k]), f"fitted on {fits[k].get('path', 'the --fit rows')}"
         elif verdicts:
             t[k], source[k] = fitted_support(verdicts), f"Climate-FEVER fit in {verdicts}"

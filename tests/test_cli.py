@@ -289,3 +289,17 @@ def test_bad_standard_input_is_refused_before_wiki_vital_is_indexed(runner, tmp_
             assert message in res.output and "Traceback" not in res.output, (command, data, res.output)
     res = runner.invoke(app, ["decompose", "Tokyo is in Japan.", "--file", "-"], input=b"Paris.")
     assert res.exit_code == 2 and "give exactly one of" in res.output
+
+
+def test_a_batch_piped_to_jsonl_dash_is_read_line_by_line_with_its_ids(runner):
+    """`… | claimscope decompose --jsonl -`: a piped batch is a --jsonl file, line numbers
+    and ids included, and a bad line is named by its line in standard input."""
+    batch = '{"id": "a", "text": "Paris is the capital of France."}\n\n{"text": "Tokyo is in Japan."}\n'
+    res = runner.invoke(app, ["decompose", "--jsonl", "-", "--decomposer", "sentence"], input=batch.encode("utf-8"))
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in res.stdout.splitlines()]
+    assert [(r["id"], r["text"]) for r in rows] == [("a", "Paris is the capital of France."), ("3", "Tokyo is in Japan.")]
+    res = runner.invoke(app, ["decompose", "--jsonl", "-"], input=b'{"text": "ok."}\n{"text": 5}\n')
+    assert res.exit_code == 2 and "standard input, line 2: needs a non-empty string field 'text'" in res.output
+    res = runner.invoke(app, ["decompose", "--jsonl", "-"], input=b'{"text": "ok."}\nnot json\n')
+    assert res.exit_code == 2 and "standard input, line 2: malformed JSON" in res.output

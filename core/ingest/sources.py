@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -153,16 +154,7 @@ def jsonl_records(path: Path):
     try:
         fh = gzip.open(path, "rt", encoding="utf-8") if path.suffix.lower() == ".gz" else path.open("r", encoding="utf-8")  # noqa: SIM115 - closed by the with below
         with fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"malformed JSON ({exc.msg})", path, lineno) from None
-                if not isinstance(obj, dict):
-                    raise InputError("expected a JSON object", path, lineno)
-                yield lineno, obj
+            yield from json_lines(fh, path)
     except UnicodeDecodeError as exc:
         raise InputError(f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", path) from None
     except IsADirectoryError:
@@ -171,7 +163,22 @@ def jsonl_records(path: Path):
         raise InputError(f"not a readable gzip file ({exc})", path) from None
 
 
-def record_field(obj: dict, key: str, kind: type | tuple, path: Path, lineno: int, required: bool = True):
+def json_lines(lines: Iterable[str], where: str | Path):
+    """(line number, object) for each non-blank line of a JSONL file or of a JSONL text read from
+    a pipe (``where`` names it in errors); bad JSON names its line."""
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"malformed JSON ({exc.msg})", where, lineno) from None
+        if not isinstance(obj, dict):
+            raise InputError("expected a JSON object", where, lineno)
+        yield lineno, obj
+
+
+def record_field(obj: dict, key: str, kind: type | tuple, path: str | Path, lineno: int, required: bool = True):
     """A JSONL record's field checked for type; a missing (required) or mistyped one is an
     InputError naming the file and line. Public: every dataset loader in core.evaluate reads
     its records with this and :func:`jsonl_records`."""

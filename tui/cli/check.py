@@ -90,7 +90,7 @@ def decompose(
                                   "(the trained FActScore-style decomposer)." + FROM_SETTINGS)
     ] = None,
     file: Annotated[Path | None, typer.Option("--file", help="Read the text from this file ('-': standard input).")] = None,
-    jsonl: Annotated[Path | None, typer.Option(help="Batch: one JSON object per line with 'text' and optional 'id'; JSONL out.")] = None,
+    jsonl: Annotated[Path | None, typer.Option(help="Batch: one JSON object per line with 'text' and optional 'id' ('-': standard input); JSONL out.")] = None,
     llm: Annotated[
         str | None, typer.Option(help="GGUF model for --decomposer llm: embedded or a path to a .gguf file." + FROM_SETTINGS)
     ] = None,
@@ -196,7 +196,7 @@ def check(
     ctx: typer.Context,
     text: Annotated[str | None, typer.Argument(help="The text to check.")] = None,
     file: Annotated[Path | None, typer.Option("--file", help="Read the text from this file ('-': standard input).")] = None,
-    jsonl: Annotated[Path | None, typer.Option("--jsonl", help="Batch: JSONL with 'text' (and 'id').")] = None,
+    jsonl: Annotated[Path | None, typer.Option("--jsonl", help="Batch: JSONL with 'text' (and 'id'); '-' reads standard input.")] = None,
     resume: Annotated[int | None, typer.Option("--resume", help="Finish an interrupted run.")] = None,
     out_path: Annotated[Path | None, typer.Option("--out", help="Write JSONL results here.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="table, json or jsonl.")] = "table",

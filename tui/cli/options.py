@@ -113,15 +113,15 @@ def searcher_of(ctx: typer.Context, db, sources: list[str] | None, mode: str | N
     return wb.searcher(db)
 
 
-STDIN = "-"  # --file - reads the text from standard input
+STDIN = "-"  # --file - / --jsonl - read standard input
 
 
 def check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
     """(external id, text) per run to create; [] when resuming. Every text is checked here
     (empty, too long, not text) so a bad batch line stops the batch before anything runs.
-    ``--file -`` reads standard input, so an answer can be piped in."""
+    ``--file -`` and ``--jsonl -`` read standard input, so an answer or a batch can be piped in."""
     from core.errors import InputError
-    from core.ingest.sources import decode_text, jsonl_records, read_text_file, record_field
+    from core.ingest.sources import decode_text, json_lines, jsonl_records, read_text_file, record_field
     from core.settings import check_text_size
 
     if text is not None:
@@ -148,19 +148,24 @@ def check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
         check_text_size(body, "the text", file)
         return [(file.name, body)]
     if jsonl is not None:
-        jsonl = jsonl.expanduser()
-        if not jsonl.exists():
-            raise InputError("no such file", jsonl)
+        if str(jsonl) == STDIN:
+            where: str | Path = "standard input"
+            records = json_lines(decode_text(sys.stdin.buffer.read(), where).split("\n"), where)
+        else:
+            where = jsonl = jsonl.expanduser()
+            if not jsonl.exists():
+                raise InputError("no such file", jsonl)
+            records = jsonl_records(jsonl)
         items = []
-        for lineno, obj in jsonl_records(jsonl):
+        for lineno, obj in records:
             body = obj.get("text")
             if not isinstance(body, str) or not body.strip():
-                raise InputError("needs a non-empty string field 'text'", jsonl, lineno)
-            check_text_size(body, "field 'text'", jsonl, lineno)
-            ext_id = record_field(obj, "id", (str, int), jsonl, lineno, required=False)
+                raise InputError("needs a non-empty string field 'text'", where, lineno)
+            check_text_size(body, "field 'text'", where, lineno)
+            ext_id = record_field(obj, "id", (str, int), where, lineno, required=False)
             items.append((str(lineno if ext_id is None else ext_id), body))
         if not items:
-            raise InputError("contains no inputs", jsonl)
+            raise InputError("contains no inputs", where)
         return items
     return []
 

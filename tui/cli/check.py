@@ -101,10 +101,11 @@ def decompose(
              "(a claim retrieved from a whole corpus must say who), or keep the facts as written, "
              "FActScore's style (its annotators keep the pronoun).")] = False,
 ) -> None:
-    """Split a text (an argument, --file F, '-' for standard input, or --jsonl F) into claims,
-    each with its character span, as check splits it (a Markdown answer read as prose); questions, references, a chat answer's frame, fragments,
-    abstentions, opinions and advice are kept but marked not checkable. With --jsonl, every
-    input line gives one output line per claim, tagged with the input's id."""
+    """Split a text (an argument, --file F, or --jsonl F; '-' reads standard input) into
+    claims, each with its character span, as check splits it (a Markdown answer read as prose);
+    questions, references, a chat answer's frame, fragments, abstentions, opinions and advice
+    are kept but marked not checkable. With --jsonl, every input line gives one output line per
+    claim, tagged with the input's id."""
     from rich.text import Text
 
     from core.decompose.citations import decompose_cited

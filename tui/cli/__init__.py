@@ -8,7 +8,8 @@ benchmark), ``doctor.py`` (doctor). ``options.py`` builds stages through core.wo
 settings; ``render.py`` prints. To add a command, add a function to the module of its group.
 
 Exit codes: 0 success · 1 unexpected failure · 2 bad input or usage · 3 not found ·
-4 database problem · 5 model problem · 130 interrupted.
+4 database problem · 5 model problem · 6 an answer below check --fail-under ·
+130 interrupted.
 """
 
 from __future__ import annotations

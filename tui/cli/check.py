@@ -188,7 +188,8 @@ CHECK_HELP = (
     "--jsonl file resumes it: a line whose id and text already have a run made with the same "
     "settings reuses that run (finishing it if it was interrupted) instead of starting a new one. "
     "A text (or batch line) over 100,000 characters is refused: split it. "
-    "Exit codes: 0 done, 2 bad input, 3 unknown run or source, 130 interrupted (resumable)."
+    "Exit codes: 0 done, 2 bad input, 3 unknown run or source, 6 an answer below --fail-under, "
+    "130 interrupted (resumable)."
 )
 
 
@@ -223,6 +224,7 @@ def check(
     address: Annotated[str | None, typer.Option("--address", help="With --ray: a running Ray cluster (HOST:PORT).")] = None,
     workers: Annotated[int, typer.Option("--workers", min=1, max=1024, help="With --ray: checking actors.")] = 2,
     ship_index: Annotated[bool, typer.Option("--ship-index", help=SHIP_HELP)] = False,
+    fail_under: Annotated[float | None, typer.Option("--fail-under", min=0.0, max=1.0, help=FAIL_UNDER_HELP)] = None,
 ) -> None:
     from core.pipeline.events import Event, EventKind
     from core.pipeline.runner import Pipeline
@@ -268,7 +270,8 @@ def check(
     if ray or address or ship_index:
         options = run_options_of(ctx, verifier, grounding, verdict_rule, decomposer=decomposer, mode=mode, k=k,
                                  sources=tuple(source or ()))
-        ray_batch(ctx, pipeline, options, inputs, jsonl, against, out_path, fmt, address, workers, ship_index)
+        results = ray_batch(ctx, pipeline, options, inputs, jsonl, against, out_path, fmt, address, workers, ship_index)
+        gate(results, fail_under)
         return
     sink = out_path.open("w", encoding="utf-8") if out_path else None
     results = []
@@ -306,6 +309,39 @@ def check(
         if sink:
             sink.close()
     print_check(results, fmt)
+    gate(results, fail_under)
+
+
+FAIL_UNDER_HELP = (
+    "Exit 6 when an answer's factual precision (supported claims / checkable claims) is below this, "
+    "after every result is stored and printed: a gate for pipelines that check LLM answers."
+)
+FAIL_UNDER_EXIT = 6
+
+
+def gate(results: list[dict], fail_under: float | None) -> None:
+    """``--fail-under P``: name the answers whose factual precision is below P on stderr and exit
+    6. Why a code of its own: 1 means the tool failed, and a pipeline must tell a bad answer
+    from a broken check. An answer with no checkable claim has no precision (FActScore leaves it
+    undefined); it is named as unscored and does not fail the gate."""
+    from tui.console import err
+
+    if fail_under is None:
+        return
+    scored = [(r, (r["scores"].get("factual_precision") or {}).get("value")) for r in results]
+    unscored = [r for r, fp in scored if fp is None]
+    below = [(r, fp) for r, fp in scored if fp is not None and fp < fail_under]
+    if unscored:
+        err.print(f"claimscope: {len(unscored)} of {len(results)} answers have no checkable claim (no factual "
+                  f"precision): " + ", ".join(_run_name(r) for r in unscored), markup=False)
+    if below:
+        err.print(f"claimscope: {len(below)} of {len(results)} answers below factual precision {fail_under:g}: "
+                  + ", ".join(f"{_run_name(r)} {fp:.2f}" for r, fp in below), markup=False)
+        raise typer.Exit(FAIL_UNDER_EXIT)
+
+
+def _run_name(result: dict) -> str:
+    return f"run {result['run_id']}" + (f" (id {result['id']})" if result.get("id") is not None else "")
 
 
 NO_CACHE_HELP = (
@@ -319,9 +355,9 @@ SHIP_HELP = ("With --ray: send the knowledge source to the workers through Ray's
              "shared file system) instead of opening the database's path read-only.")
 
 
-def ray_batch(ctx, pipeline, options, inputs, jsonl, against, out_path, fmt, address, workers, ship_index) -> None:
+def ray_batch(ctx, pipeline, options, inputs, jsonl, against, out_path, fmt, address, workers, ship_index) -> list[dict]:
     """``check --jsonl F --ray``: core/pipeline/cluster.py checks, this process writes; the
-    output is the local batch's (runs in input order)."""
+    output is the local batch's (runs in input order), and so are the results returned."""
     import contextlib
     import functools
 
@@ -370,6 +406,7 @@ def ray_batch(ctx, pipeline, options, inputs, jsonl, against, out_path, fmt, add
         err.print(f"{len(batch.failed)} answers failed (recorded; re-run the same command to retry): "
                   + ", ".join(batch.failed), markup=False)
         raise typer.Exit(1)
+    return results
 
 
 AGAINST_HELP = (

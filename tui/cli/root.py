@@ -2,7 +2,8 @@
 the top-level options (``--db``, ``--config``).
 
 Exit codes: 0 success · 1 unexpected failure · 2 bad input or usage · 3 not found ·
-4 database problem · 5 model problem · 130 interrupted.
+4 database problem · 5 model problem · 6 an answer below check --fail-under ·
+130 interrupted.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typer.core import TyperGroup
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 success, 1 unexpected failure, 2 bad input or usage, 3 not found, "
-    "4 database problem, 5 model problem, 130 interrupted."
+    "4 database problem, 5 model problem, 6 an answer below check --fail-under, 130 interrupted."
 )
 
 

@@ -318,21 +318,25 @@ def test_claim_split_scores_the_min_over_the_parts(splitter, verifier, wice_rows
 
 def test_fail_under_exits_6_naming_the_answers_below_it_after_storing_every_run(runner, tmp_path):
     """`check --jsonl - --against DOC --fail-under 0.5`: a pipeline's gate. The answer the page
-    supports passes, the one it contradicts is named; both runs are stored and printed, and the
-    exit code (6) is not a failure of the tool (1)."""
+    supports passes, the one it contradicts is named, a question is named as unscored without
+    failing; every run is stored and printed, and the exit code (6) is not a failure of the
+    tool (1)."""
     page = tmp_path / "eiffel.txt"
     page.write_text("The Eiffel Tower is a wrought-iron lattice tower in Paris, France. "
                     "It was completed in 1889.", encoding="utf-8")
     db = tmp_path / "gate.db"
     batch = ('{"id": "good", "text": "The Eiffel Tower is in Paris."}\n'
-             '{"id": "bad", "text": "The Eiffel Tower is in Berlin."}\n')
+             '{"id": "bad", "text": "The Eiffel Tower is in Berlin."}\n'
+             '{"id": "ask", "text": "What is the Eiffel Tower?"}\n')
     args = ["--db", str(db), "check", "--jsonl", "-", "--against", str(page), "--format", "jsonl"]
     res = runner.invoke(app, [*args, "--fail-under", "0.5"], input=batch.encode("utf-8"))
     assert res.exit_code == 6, res.output
     rows = {r["id"]: r for r in map(json.loads, res.stdout.splitlines())}
     assert rows["good"]["scores"]["factual_precision"]["value"] == 1.0
     assert rows["bad"]["scores"]["factual_precision"]["value"] == 0.0
-    assert f"1 of 2 answers below factual precision 0.5: run {rows['bad']['run_id']} (id bad) 0.00" in res.stderr
+    assert rows["ask"]["scores"]["factual_precision"]["value"] is None  # a question: nothing to score
+    assert f"1 of 3 answers below factual precision 0.5: run {rows['bad']['run_id']} (id bad) 0.00" in res.stderr
+    assert f"1 of 3 answers have no checkable claim (no factual precision): run {rows['ask']['run_id']} (id ask)" in res.stderr
     # the same batch without the gate exits 0 and reuses both stored runs
     again = runner.invoke(app, args, input=batch.encode("utf-8"))
     assert again.exit_code == 0, again.output

@@ -323,7 +323,8 @@ def gate(results: list[dict], fail_under: float | None) -> None:
     """``--fail-under P``: name the answers whose factual precision is below P on stderr and exit
     6. Why a code of its own: 1 means the tool failed, and a pipeline must tell a bad answer
     from a broken check. An answer with no checkable claim has no precision (FActScore leaves it
-    undefined); it is named as unscored and does not fail the gate."""
+    undefined); it is named as unscored and does not fail the gate. Each message is one line
+    (never wrapped), for the pipeline's log."""
     from tui.console import err
 
     if fail_under is None:
@@ -333,10 +334,10 @@ def gate(results: list[dict], fail_under: float | None) -> None:
     below = [(r, fp) for r, fp in scored if fp is not None and fp < fail_under]
     if unscored:
         err.print(f"claimscope: {len(unscored)} of {len(results)} answers have no checkable claim (no factual "
-                  f"precision): " + ", ".join(_run_name(r) for r in unscored), markup=False)
+                  f"precision): " + ", ".join(_run_name(r) for r in unscored), markup=False, soft_wrap=True)
     if below:
         err.print(f"claimscope: {len(below)} of {len(results)} answers below factual precision {fail_under:g}: "
-                  + ", ".join(f"{_run_name(r)} {fp:.2f}" for r, fp in below), markup=False)
+                  + ", ".join(f"{_run_name(r)} {fp:.2f}" for r, fp in below), markup=False, soft_wrap=True)
         raise typer.Exit(FAIL_UNDER_EXIT)
 
 

@@ -137,6 +137,44 @@ async def test_run_streams_claims_and_verdicts(workbench):
         assert answer.selected_text.startswith("Cholesterol loading induces KLF4")
 
 
+async def test_an_answer_opened_from_the_command_line_is_in_the_editor_and_ctrl_r_checks_it(workbench, tmp_path):
+    """`claimscope tui answer.md`: the CLI reads the file as check --file does and the app
+    starts with it in the editor, so the first key a user presses is ctrl+r."""
+    from textual.widgets import TextArea
+
+    from tui.app import ClaimscopeApp
+    from tui.cli.options import check_inputs
+
+    path = tmp_path / "answer.md"
+    path.write_text(ANSWER, encoding="utf-8")
+    [(_, text)] = check_inputs(None, path, None)
+    app = ClaimscopeApp(workbench, persist_settings=False, preload=False, opened=(str(path), text))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.query_one("#answer", TextArea).text == ANSWER
+        assert f"opened {path}" in str(app.query_one("#status").render())
+        await pilot.press("ctrl+r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.run_id is not None and rq.get_run(app.db, app.run_id).input_text == ANSWER
+        assert app.query_one("#claims").row_count == 3
+
+
+def test_tui_refuses_a_bad_file_before_the_screen_opens(tmp_path):
+    from typer.testing import CliRunner
+
+    from tui.cli import app
+
+    runner = CliRunner()
+    res = runner.invoke(app, ["tui", str(tmp_path / "missing.md")])
+    assert res.exit_code == 2 and "no such file" in res.output
+    res = runner.invoke(app, ["tui", "-"], input=b"Tokyo is in Japan.")
+    assert res.exit_code == 2 and "give a file, not '-'" in res.output
+    (tmp_path / "bin.md").write_bytes(b"\xff\xfe\x00")
+    res = runner.invoke(app, ["tui", str(tmp_path / "bin.md")])
+    assert res.exit_code == 2 and "not valid UTF-8" in res.output
+
+
 async def test_inspect_edit_label_and_export(workbench, tmp_path):
     from textual.widgets import Input
 

@@ -73,9 +73,13 @@ class ClaimscopeApp(AppActions, App):
         persist_settings: bool = True,
         clock: Callable[[], float] = time.perf_counter,
         preload: bool = True,
+        opened: tuple[str, str] | None = None,
     ) -> None:
+        """``opened``: (where it came from, text) of an answer to show in the editor at start
+        (`claimscope tui FILE`), read and checked by the caller as `check --file` reads one."""
         super().__init__()
         self.workbench = workbench
+        self.opened = opened
         self.settings_path = settings_path
         self.persist_settings = persist_settings
         self.clock = clock
@@ -129,6 +133,10 @@ class ClaimscopeApp(AppActions, App):
         self._fill_controls()
         self.query_one("#inspector", EvidenceInspector).show(None, self.colours)
         self.query_one("#answer", TextArea).focus()
+        if self.opened is not None:
+            where, text = self.opened
+            self.query_one("#answer", TextArea).load_text(text)
+            self._status(f"opened {where}: ctrl+r checks it")
         if self.preload:
             self.warm_up(self.options())
 

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from tui.cli.options import database, searcher_of, verifier_of, workbench_of
+from tui.cli.options import STDIN, check_inputs, database, raise_input, searcher_of, verifier_of, workbench_of
 from tui.cli.render import print_check, print_hits, print_scores, with_beta
 from tui.cli.root import app, runs_app, state_of
 
@@ -136,11 +136,22 @@ def runs_delete(ctx: typer.Context, run: Annotated[int, typer.Argument(help="Run
 
 
 @app.command()
-def tui(ctx: typer.Context) -> None:
-    """Open the workbench (also what `claimscope` alone does)."""
+def tui(
+    ctx: typer.Context,
+    file: Annotated[Path | None, typer.Argument(help="An answer to open in the editor (a text or Markdown file).")] = None,
+) -> None:
+    """Open the workbench (also what `claimscope` alone does), with FILE's answer in the editor
+    when one is given. The file is checked before the screen opens, as `check --file` checks it,
+    so a bad file is one line on the terminal, not a broken screen."""
     from tui.app import ClaimscopeApp
 
-    ClaimscopeApp(workbench_of(ctx), settings_path=state_of(ctx).config).run()
+    opened = None
+    if file is not None:
+        if str(file) == STDIN:
+            raise_input("the workbench reads the keyboard from the terminal: give a file, not '-' (or use check --file -)")
+        [(_, text)] = check_inputs(None, file, None)
+        opened = (str(file), text)
+    ClaimscopeApp(workbench_of(ctx), settings_path=state_of(ctx).config, opened=opened).run()
 
 
 # ---------------------------------------------------------------- demo

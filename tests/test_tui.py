@@ -160,6 +160,40 @@ async def test_an_answer_opened_from_the_command_line_is_in_the_editor_and_ctrl_
         assert app.query_one("#claims").row_count == 3
 
 
+async def test_ctrl_o_refuses_a_binary_file_as_the_command_line_does_and_opens_a_text_one(workbench, tmp_path):
+    """ctrl+o reads a file with the same checks as `claimscope tui FILE` and check --file: a
+    NUL byte (UTF-16, an executable) is one error modal, not a text of control characters."""
+    from textual.widgets import TextArea
+
+    from tui.screens.modals import ErrorModal, OpenFileModal
+
+    binary, good = tmp_path / "utf16.txt", tmp_path / "answer.txt"
+    binary.write_bytes("Tokyo is in Japan.".encode("utf-16-le"))
+    good.write_text(ANSWER, encoding="utf-8")
+    async def pushed(kind):
+        # the modal's directory tree has its own workers, cancelled when it closes: wait on turns
+        for _ in range(200):
+            if isinstance(app.screen, kind):
+                return app.screen
+            await pilot.pause()
+        raise AssertionError(f"expected {kind.__name__}, got {app.screen!r}")
+
+    app = make_app(workbench, preload=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+o")
+        (await pushed(OpenFileModal)).dismiss(binary)
+        modal = await pushed(ErrorModal)
+        assert "contains a NUL byte" in modal.message and str(binary) in modal.message
+        modal.dismiss()
+        await pilot.press("ctrl+o")
+        (await pushed(OpenFileModal)).dismiss(good)
+        for _ in range(200):
+            if app.query_one("#answer", TextArea).text == ANSWER:
+                break
+            await pilot.pause()
+        assert app.query_one("#answer", TextArea).text == ANSWER
+
+
 def test_tui_refuses_a_bad_file_before_the_screen_opens(tmp_path):
     from typer.testing import CliRunner
 

@@ -136,10 +136,13 @@ class AppActions:
         def done(path: Path | None) -> None:
             if path is None:
                 return
+            from core.errors import InputError
+            from core.ingest.sources import read_text_file
+
             try:
-                text = path.read_text(encoding="utf-8")
-            except UnicodeDecodeError as exc:
-                self._error("Cannot open the file", f"{path}: not valid UTF-8 text ({exc.reason} at byte {exc.start})")
+                text = read_text_file(path)  # the checks `claimscope tui FILE` and check --file make
+            except InputError as exc:
+                self._error("Cannot open the file", str(exc))
                 return
             except OSError as exc:
                 self._error("Cannot open the file", f"{path}: {exc.strerror or exc}")

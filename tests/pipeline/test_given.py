@@ -337,7 +337,7 @@ def test_fail_under_exits_6_naming_the_answers_below_it_after_storing_every_run(
     assert rows["ask"]["scores"]["factual_precision"]["value"] is None  # a question: nothing to score
     assert f"1 of 3 answers below factual precision 0.5: run {rows['bad']['run_id']} (id bad) 0.00" in res.stderr
     assert f"1 of 3 answers have no checkable claim (no factual precision): run {rows['ask']['run_id']} (id ask)" in res.stderr
-    # the same batch without the gate exits 0 and reuses both stored runs
+    # the same batch without the gate exits 0 and reuses the three stored runs
     again = runner.invoke(app, args, input=batch.encode("utf-8"))
     assert again.exit_code == 0, again.output
     assert sorted(r["run_id"] for r in map(json.loads, again.stdout.splitlines())) == sorted(r["run_id"] for r in rows.values())

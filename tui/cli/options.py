@@ -116,12 +116,19 @@ def searcher_of(ctx: typer.Context, db, sources: list[str] | None, mode: str | N
 STDIN = "-"  # --file - / --jsonl - read standard input
 
 
+def stdin_text() -> str:
+    """Standard input, all of it, as a file's text is read (UTF-8, universal newlines; binary refused)."""
+    from core.ingest.sources import decode_text
+
+    return decode_text(sys.stdin.buffer.read(), "standard input")
+
+
 def check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
     """(external id, text) per run to create; [] when resuming. Every text is checked here
     (empty, too long, not text) so a bad batch line stops the batch before anything runs.
     ``--file -`` and ``--jsonl -`` read standard input, so an answer or a batch can be piped in."""
     from core.errors import InputError
-    from core.ingest.sources import decode_text, json_lines, jsonl_records, read_text_file, record_field
+    from core.ingest.sources import json_lines, jsonl_records, read_text_file, record_field
     from core.settings import check_text_size
 
     if text is not None:
@@ -131,7 +138,7 @@ def check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
         return [(None, text)]
     if file is not None and str(file) == STDIN:
         # a pipe: `llm-answer | claimscope check --file -`
-        body = decode_text(sys.stdin.buffer.read(), "standard input")
+        body = stdin_text()
         if not body.strip():
             raise InputError("is empty", "standard input")
         check_text_size(body, "the text", "standard input")
@@ -150,7 +157,7 @@ def check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
     if jsonl is not None:
         if str(jsonl) == STDIN:
             where: str | Path = "standard input"
-            records = json_lines(decode_text(sys.stdin.buffer.read(), where).split("\n"), where)
+            records = json_lines(stdin_text().split("\n"), where)
         else:
             where = jsonl = jsonl.expanduser()
             if not jsonl.exists():

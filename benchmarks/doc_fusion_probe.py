@@ -17,6 +17,11 @@ weights fitted on train too. Both pipelines leave the subject rule out (mode ``f
 
 Weights are fitted on SciFact claims_train.jsonl and scored on SciFact dev and on every ``--set``
 (paired bootstrap over claims, 10,000 resamples). Nothing here changes what ships.
+
+``--sentences`` (rule 2) also feeds each pipeline's passages to the evidence-sentence stage: the
+candidate's passages in its document order (within a document, in the shipped first-stage order),
+the top 10 ranked by the shipped ``hybrid-sentence`` sentence weights, and reports
+rationale-sentence recall@5 / @10 of both, as ``eval retrieval`` computes it.
 """
 
 from __future__ import annotations
@@ -93,18 +98,41 @@ class Claims:
             best[d] = max(best.get(d, -2.0), s)
         return sorted(best.items(), key=lambda x: -x[1])
 
+    def passages_in_doc_order(self, doc_ranked, first_stage) -> list[tuple[int, float]]:
+        """Passages by their document's rank; within a document, in ``first_stage`` order
+        (passages it does not hold follow, in document order)."""
+        pos = {pid: i for i, (pid, _) in enumerate(first_stage)}
+        out = []
+        for d, s in doc_ranked:
+            pids = sorted(self.pids_of.get(d, []), key=lambda p: (pos.get(p, len(pos)), p))
+            out.extend((p, s) for p in pids)
+        return out
+
+    def sentence_recalls(self, claim, ranked, params) -> tuple[float, float]:
+        """Rationale-sentence recall@5 / @10 of the sentences of ``ranked``'s top passages, as
+        ``eval retrieval`` computes it."""
+        from core.evaluate.metrics import dedupe
+        from core.evaluate.retrieval import sentence_recall
+        from core.retrieve.sentence_rank import apply
+
+        cands, rankings, _ = self.bench.sentence_candidates(claim.claim, ranked)
+        ordered = apply(rankings, cands, params) if cands else []
+        keys = dedupe([self.bench.sentence_key(x) for x in ordered])
+        return tuple(sentence_recall(keys, claim.gold_sentence_sets, k) for k in (5, 10))
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scifact-db", type=Path, required=True)
     ap.add_argument("--set", action="append", default=[], metavar="DATASET:CLAIMS:DB")
+    ap.add_argument("--sentences", action="store_true", help="rule 2: the evidence-sentence stage too")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
 
     from core.evaluate.metrics import ndcg_at_k, recall_at_k
     from core.evaluate.retrieval import corpus_bench, scifact_bench
     from core.evaluate.retrieval_sets import load_retrieval_set
-    from core.retrieve.fusion import FitExample, fit_fusion, fuse, fusion_grid, params_json
+    from core.retrieve.fusion import FitExample, fit_fusion, fuse, fusion_grid, load_sentence_fusion, params_json
     from core.retrieve.sentence_score import SENTENCE_SCORE_POOL, with_best_sentence
     from models.embed import load_embedder
     from models.nlp import SpacySentenceSplitter
@@ -148,8 +176,10 @@ def main() -> None:
                   "candidate": {"stage1": params_json(p1), "stage1_train_objective": s1,
                                 "stage2": params_json(p2), "stage2_train_objective": s2},
                   "sets": {}}
-        for cs in [train, *sets]:
+        sentence_params = load_sentence_fusion("hybrid-sentence")
+        for cs in ([] if args.sentences else [train]) + sets:
             per: dict[str, list[tuple[float, float]]] = {k: [] for k in ("bm25", "dense", "shipped", "doc_stage1", "doc")}
+            sent: dict[str, list[tuple[float, float]]] = {"shipped": [], "doc": []}
             for r, c in zip(cs.rows, cs.claims, strict=True):
                 shipped_first = fuse(r["members"], cs.bench.fusion)
                 top = sq.get_passages(cs.bench.db, [pid for pid, _ in shipped_first[:SENTENCE_SCORE_POOL]])
@@ -162,6 +192,10 @@ def main() -> None:
                          "shipped": cs.bench.docs(shipped), "doc_stage1": cs.docs_of_ids(d1), "doc": cs.docs_of_ids(d2)}
                 for k, docs in lists.items():
                     per[k].append((recall_at_k(docs, c.gold_docs, 5), recall_at_k(docs, c.gold_docs, 10)))
+                if args.sentences:
+                    sent["shipped"].append(cs.sentence_recalls(c, shipped, sentence_params))
+                    sent["doc"].append(cs.sentence_recalls(c, cs.passages_in_doc_order(d2, shipped_first),
+                                                           sentence_params))
             arr = {k: np.array(v) for k, v in per.items()}
             d = arr["doc"][:, 0] - arr["shipped"][:, 0]
             rng = np.random.default_rng(0)
@@ -176,6 +210,17 @@ def main() -> None:
                                                "ci95": [round(float(np.quantile(boots, q)), 4) for q in (.025, .975)],
                                                "up": int((d > 0).sum()), "down": int((d < 0).sum())},
             }
+            if args.sentences:
+                sa = {k: np.array(v) for k, v in sent.items()}
+                ds = sa["doc"][:, 0] - sa["shipped"][:, 0]
+                sboots = ds[rng.integers(0, len(ds), (10_000, len(ds)))].mean(1)
+                report["sets"][cs.name]["sentences"] = {
+                    **{k: {"sentence_recall@5": round(float(a[:, 0].mean()), 4),
+                           "sentence_recall@10": round(float(a[:, 1].mean()), 4)} for k, a in sa.items()},
+                    "doc_minus_shipped_sentence_recall@5": {
+                        "mean": round(float(ds.mean()), 4),
+                        "ci95": [round(float(np.quantile(sboots, q)), 4) for q in (.025, .975)],
+                        "up": int((ds > 0).sum()), "down": int((ds < 0).sum())}}
             print(cs.name, json.dumps(report["sets"][cs.name]), file=sys.stderr)
     report["wall_s"] = round(time.perf_counter() - t0, 1)
     if args.json:

@@ -51,6 +51,17 @@ def doc_ranking(ranked, doc_of, doc_id) -> list[tuple[int, float]]:
     return out
 
 
+def passages_in_doc_order(doc_ranked, first_stage, pids_of) -> list[tuple[int, float]]:
+    """Passages by their document's rank (each with its document's score); within a document,
+    in ``first_stage`` order, and the passages ``first_stage`` does not hold after them, by id."""
+    pos = {pid: i for i, (pid, _) in enumerate(first_stage)}
+    out = []
+    for d, s in doc_ranked:
+        pids = sorted(pids_of.get(d, []), key=lambda p: (pos.get(p, len(pos)), p))
+        out.extend((p, s) for p in pids)
+    return out
+
+
 class Claims:
     """One set's claims with everything both pipelines need, computed once."""
 
@@ -97,16 +108,6 @@ class Claims:
         for d, s in zip(owner, sims.tolist(), strict=True):
             best[d] = max(best.get(d, -2.0), s)
         return sorted(best.items(), key=lambda x: -x[1])
-
-    def passages_in_doc_order(self, doc_ranked, first_stage) -> list[tuple[int, float]]:
-        """Passages by their document's rank; within a document, in ``first_stage`` order
-        (passages it does not hold follow, in document order)."""
-        pos = {pid: i for i, (pid, _) in enumerate(first_stage)}
-        out = []
-        for d, s in doc_ranked:
-            pids = sorted(self.pids_of.get(d, []), key=lambda p: (pos.get(p, len(pos)), p))
-            out.extend((p, s) for p in pids)
-        return out
 
     def sentence_recalls(self, claim, ranked, params) -> tuple[float, float]:
         """Rationale-sentence recall@5 / @10 of the sentences of ``ranked``'s top passages, as
@@ -194,7 +195,7 @@ def main() -> None:
                     per[k].append((recall_at_k(docs, c.gold_docs, 5), recall_at_k(docs, c.gold_docs, 10)))
                 if args.sentences:
                     sent["shipped"].append(cs.sentence_recalls(c, shipped, sentence_params))
-                    sent["doc"].append(cs.sentence_recalls(c, cs.passages_in_doc_order(d2, shipped_first),
+                    sent["doc"].append(cs.sentence_recalls(c, passages_in_doc_order(d2, shipped_first, cs.pids_of),
                                                            sentence_params))
             arr = {k: np.array(v) for k, v in per.items()}
             d = arr["doc"][:, 0] - arr["shipped"][:, 0]

@@ -31,6 +31,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+def fold_standardisation(coef: np.ndarray, intercept: np.ndarray, mean: np.ndarray,
+                         scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(W, b) of one linear layer equal to a linear model fitted on standardised features:
+    coef · ((x − mean) / scale) + intercept = W · x + b."""
+    W = coef / scale
+    return W, intercept - W @ mean
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", type=Path, required=True)
@@ -73,8 +81,7 @@ def main() -> None:
 
     scaler = StandardScaler().fit(X)
     lr = LogisticRegression(C=args.C, max_iter=3000).fit(scaler.transform(X), y)
-    W = lr.coef_ / scaler.scale_  # (3, hidden)
-    b = lr.intercept_ - W @ scaler.mean_
+    W, b = fold_standardisation(lr.coef_, lr.intercept_, scaler.mean_, scaler.scale_)  # (3, hidden), (3,)
     before = (model.classifier(torch.from_numpy(X)).argmax(1).numpy() == y).mean()
     with torch.no_grad():
         model.classifier.weight.copy_(torch.from_numpy(W.astype(np.float32)))

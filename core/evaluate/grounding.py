@@ -48,6 +48,7 @@ Loaders (``--dataset``) write this row format from:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -276,15 +277,20 @@ def evaluate_grounding(
     *, rows: Sequence[GroundingRow], dataset: str, path: str | Path, verifier: Any, splitter: Any,
     embedder_factory: Callable[[], Any] | None = None, baselines: bool = True, ablations: bool = False,
     limit: int | None = None, seed: int = 0, chunk_words: int = 128, chunk_overlap: int = 32,
-    progress: Progress | None = None, claim_splitter: Any = None,
+    progress: Progress | None = None, claim_splitter: Any = None, judgements_out: str | Path | None = None,
 ) -> dict:
     """Score every row with the ``check --against`` code path, plus baselines; the report dict.
 
     ``claim_splitter`` (a decomposer, or None): WiCE's Claim-Split (Kamoi et al. 2023, §5) —
     the claim is decomposed first, each sub-claim is judged as above and the claim scores the
     min over its sub-claims (supported only if every part is); what ``check --against`` does
-    with an answer, applied to one claim."""
-    from core.pipeline.given import GivenSearcher, entailment_score, judge_text, store_given
+    with an answer, applied to one claim.
+
+    ``judgements_out`` (a path): every claim sentence's judgements, one JSON line each
+    (:func:`judgement_rows`), so that other verdict weights can be scored and fitted on the same
+    judgements without a model call (benchmarks/given_verdicts_probe.py). The lines hold the
+    dataset's text: keep the file outside the repository."""
+    from core.pipeline.given import GivenSearcher, entailment_score, given_verifier, judge_text, store_given
     from store import open_db
     from store.records import DocumentRecord
 
@@ -300,7 +306,9 @@ def evaluate_grounding(
     lexical, passages_text = [], []
     verdict_labels: Counter = Counter()
     predict_s = 0.0
-    with tempfile.TemporaryDirectory(prefix="claimscope-grounding-") as tmp:
+    terms_of = given_verifier(verifier).subject_terms
+    with tempfile.TemporaryDirectory(prefix="claimscope-grounding-") as tmp, contextlib.ExitStack() as files:
+        dump = files.enter_context(Path(judgements_out).open("w", encoding="utf-8")) if judgements_out is not None else None
         db = open_db(Path(tmp) / "grounding.db")
         for r in rows:
             stored = store_given(db, [DocumentRecord(r.id, "", r.doc)], splitter, chunk_words, chunk_overlap)
@@ -317,6 +325,9 @@ def evaluate_grounding(
             verdict_labels.update(v.label for j in judged_parts for v in j.verdicts)
             n_sentences.append(len(judged.sentences))
             n_units.append(sum(len(v.judgements) for v in judged.verdicts))
+            if dump is not None:
+                for line in judgement_rows(r, dataset, judged_parts, searcher.passages, terms_of):
+                    dump.write(json.dumps(line, ensure_ascii=False) + "\n")
             if ablations:
                 single = {p.id for p in searcher.passages if len(p.sentences) == 1}
                 for name, keep in ABLATIONS.items():
@@ -398,6 +409,30 @@ def evaluate_grounding(
     if skipped:
         report["skipped"] = skipped
     return report
+
+
+def judgement_rows(row: GroundingRow, dataset: str, parts: Sequence[Any], passages: Sequence[Any],
+                   terms_of: Callable[[str], set[str]] | None) -> list[dict]:
+    """One line per judged claim sentence, in the cached-row format of benchmarks/fit_verdicts.py
+    (``dataset``, ``label`` as a verdict, ``claim``, ``terms``, ``titles``, ``sources``,
+    ``judgements``) plus where it comes from (``domain``, ``id``, ``row_label``, ``part``, ``sentence``,
+    ``sentences``: how many the claim has over all its parts) and the verdict the run reached
+    (``verdict``). Probabilities keep full float precision, so a rescoring with the same weights
+    reproduces every verdict."""
+    titles = {str(p.id): p.title for p in passages}
+    sources = {str(p.id): p.source for p in passages}
+    n = sum(len(part.sentences) for part in parts)
+    out = []
+    for i, part in enumerate(parts):
+        for k, (sentence, v) in enumerate(zip(part.sentences, part.verdicts, strict=True)):
+            js = [{"pid": j.unit.passage_id, "kind": j.unit.kind, "sents": list(j.unit.sentences), "text": j.unit.text,
+                   "rank": j.unit.passage_rank, "probs": [float(x) for x in j.probs], "grounded": j.grounded}
+                  for j in v.judgements]
+            out.append({"dataset": dataset, "domain": row.domain, "id": row.id, "row_label": row.label,
+                        "label": "supported" if row.label else "not_enough_info", "part": i, "sentence": k,
+                        "sentences": n, "claim": sentence, "terms": sorted(terms_of(sentence)) if terms_of else [],
+                        "titles": titles, "sources": sources, "judgements": js, "verdict": v.label})
+    return out
 
 
 def _baseline(rows: Sequence[GroundingRow], scores: Sequence[float], fit_idx: list[int], eval_idx: list[int],

@@ -343,3 +343,34 @@ def test_fail_under_exits_6_naming_the_answers_below_it_after_storing_every_run(
     assert sorted(r["run_id"] for r in map(json.loads, again.stdout.splitlines())) == sorted(r["run_id"] for r in rows.values())
     res = runner.invoke(app, [*args, "--fail-under", "1.5"], input=batch.encode("utf-8"))
     assert res.exit_code == 2 and "'--fail-under'" in res.output
+
+
+def test_dumped_judgements_rescore_to_the_runs_own_verdicts(runner, tmp_path, data_dir):
+    """`eval grounding --dump-judgements`: one line per claim sentence, of the given kind, and the
+    shipped verdict file rescoring the lines (benchmarks/given_verdicts_probe.py) gives back each
+    domain's verdict = supported BAcc of the run itself, so other verdict files can be scored on
+    the same judgements without a model call."""
+    from benchmarks.fit_verdicts import kind_of
+    from benchmarks.given_verdicts_probe import fit_rows, load_lines, score
+    from core.evaluate.grounding import load_dataset, write_rows
+
+    fx = data_dir / "fixtures"
+    rows = load_dataset("wice", fx / "wice_dev_6.jsonl")[3:6] + load_dataset("factcheck-gpt", fx / "factcheck_gpt_dev_3.jsonl")[:3]
+    data, out, dump = tmp_path / "rows.jsonl", tmp_path / "report.json", tmp_path / "dump.jsonl"
+    write_rows(rows, data)
+    res = runner.invoke(app, ["--db", str(tmp_path / "e.db"), "eval", "grounding", "--data", str(data), "--no-baselines",
+                              "--json", str(out), "--dump-judgements", str(dump)])
+    assert res.exit_code == 0, res.output
+    lines = load_lines(dump)
+    assert [ln["id"] for ln in lines if ln["sentence"] == 0 and ln["part"] == 0] == [r.id for r in rows]
+    assert {kind_of(ln) for ln in lines} == {"given"} and all(ln["judgements"] for ln in lines)
+    shipped = "core/verify/data/verdict_model.json"
+    by_domain = {d: [ln for ln in lines if ln["domain"] == d] for d in ("wice", "factcheck-gpt")}
+    rescored = score(by_domain, [shipped, shipped], draws=20)
+    domains = json.loads(out.read_text())["systems"]["embedded"]["verdict_supported"]["domains"]
+    for d in by_domain:
+        assert rescored["sets"][d]["bacc"] == [pytest.approx(domains[d]["bacc"])] * 2
+        assert rescored["sets"][d]["paired"][0]["delta"] == 0.0
+    fit = fit_rows(lines)
+    assert {r["dataset"] for r in fit} <= {"wice-given-pool", "factcheck-gpt-given-pool"}
+    assert all(r["sentences"] == 1 for r in fit) and len(fit) == sum(ln["sentences"] == 1 for ln in lines)

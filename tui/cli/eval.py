@@ -276,6 +276,9 @@ def eval_grounding(
         "--split-claims", help="Decompose each claim first with this decomposer (rules, atomic, ...) and score the "
         "min over its parts (WiCE's Claim-Split).")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
+    dump_judgements: Annotated[Path | None, typer.Option(
+        "--dump-judgements", help="Also write every claim sentence's judgements here (JSONL, holds the dataset's "
+        "text), to score or fit other verdict weights without a model call.")] = None,
 ) -> None:
     """Claim vs given document (LLM-AggreFact protocol): balanced accuracy per domain and mean, AUC, time per pair."""
     from core.evaluate.grounding import evaluate_grounding, format_table, load_dataset, write_rows
@@ -296,7 +299,7 @@ def eval_grounding(
             splitter=wb.splitter(), embedder_factory=wb.embedder if baselines else None, baselines=baselines,
             ablations=ablations, limit=limit, chunk_words=wb.settings.chunk_words,
             chunk_overlap=wb.settings.chunk_overlap, progress=update,
-            claim_splitter=wb.decomposer(split_claims) if split_claims else None,
+            claim_splitter=wb.decomposer(split_claims) if split_claims else None, judgements_out=dump_judgements,
         )
     sys.stdout.write(format_table(report) + "\n")
     write_report(report, json_out)

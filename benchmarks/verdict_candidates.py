@@ -118,6 +118,11 @@ def collect(args) -> None:
         from core.evaluate.factuality import _passages, load_factuality
 
         splitter = wb.splitter()
+        if args.given_path:  # every unit judged, as check --against judges a claim's own documents
+            from core.pipeline.given import given_verifier
+
+            verifier = given_verifier(verifier)
+            terms_of = verifier.subject_terms  # its grounding guard's terms (word pieces), as check --against
         answers, _ = load_factuality("factcheck-gpt", args.path or DATA / "factcheck_gpt" / "dev.jsonl")
         for ans in answers:
             for c in ans.claims:
@@ -324,6 +329,9 @@ def main(argv: list[str] | None = None) -> None:
     c.add_argument("--wiki-db")
     c.add_argument("--scifact-db")
     c.add_argument("--limit", type=int, default=150, help="SciFact: the first N dev claims")
+    c.add_argument("--given-path", action="store_true",
+                   help="Factcheck-GPT: judge every unit of the claim's passages (the given-document path of "
+                        "check --against) instead of the knowledge-source path eval factuality takes (an analysis)")
     s = sub.add_parser("score", help="decide every stored claim with each model; the first is the baseline")
     s.add_argument("--rows", nargs="+", required=True)
     s.add_argument("--models", nargs="+", required=True)

@@ -374,3 +374,9 @@ def test_dumped_judgements_rescore_to_the_runs_own_verdicts(runner, tmp_path, da
     fit = fit_rows(lines)
     assert {r["dataset"] for r in fit} <= {"wice-given-pool", "factcheck-gpt-given-pool"}
     assert all(r["sentences"] == 1 for r in fit) and len(fit) == sum(ln["sentences"] == 1 for ln in lines)
+
+
+def test_dump_judgements_to_a_folder_is_refused_before_any_model_call(runner, tmp_path, data_dir):
+    res = runner.invoke(app, ["--db", str(tmp_path / "e.db"), "eval", "grounding", "--dataset", "factcheck-gpt", "--path",
+                              str(data_dir / "fixtures" / "factcheck_gpt_dev_3.jsonl"), "--dump-judgements", str(tmp_path)])
+    assert res.exit_code == 2 and "--dump-judgements" in res.stderr and "Is a directory" in res.stderr

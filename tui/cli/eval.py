@@ -289,6 +289,12 @@ def eval_grounding(
     if dataset is not None and path is None:
         raise_input(f"--dataset {dataset} needs --path (its file)")
     rows = load_dataset("jsonl", data) if data is not None else load_dataset(dataset, path)
+    if dump_judgements is not None:  # fail before any model call, not after the run
+        try:
+            dump_judgements.parent.mkdir(parents=True, exist_ok=True)
+            dump_judgements.open("a", encoding="utf-8").close()
+        except OSError as e:
+            raise_input(f"--dump-judgements {dump_judgements}: {e.strerror or e}")
     if convert is not None:
         err.print(f"wrote {write_rows(rows, convert)} rows to {convert}", markup=False)
         return

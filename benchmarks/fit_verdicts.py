@@ -89,9 +89,9 @@ VITAMINC = {"SUPPORTS": "supported", "REFUTES": "refuted", "NOT ENOUGH INFO": "n
 def _row(ds: str, claim: str, verdict, passages, terms, label: str) -> dict:
     """One training claim: its judgements (so features can be recomputed without the
     verifier: ``--from-cache``), titles, subject terms and gold label."""
-    js = [{"pid": j.unit.passage_id, "kind": j.unit.kind, "sents": list(j.unit.sentences), "text": j.unit.text,
-           "rank": j.unit.passage_rank, "probs": [round(float(p), 5) for p in j.probs], "grounded": j.grounded}
-          for j in verdict.judgements]
+    from core.verify.verifier import judgement_record
+
+    js = [judgement_record(j, digits=5) for j in verdict.judgements]
     return {"dataset": ds, "label": label, "claim": claim, "terms": sorted(terms),
             "titles": {str(p.passage_id): p.title for p in passages}, "judgements": js}
 
@@ -100,10 +100,9 @@ def features_of(row: dict, zero: frozenset[str] = frozenset(), t: Thresholds | N
     """A cached row's feature vector; the features named in ``zero`` are set to 0 (an ablation:
     a constant column gets weight 0, so the fit is the one without those features). ``t``: the
     thresholds that decide which judgements count (default: the shipped ones)."""
-    from core.verify.verifier import EvidenceUnit, Judgement
+    from core.verify.verifier import judgement_from_record
 
-    js = [Judgement(EvidenceUnit(j["pid"], j["kind"], tuple(j["sents"]), j["text"], j["rank"]),
-                    np.array(j["probs"], dtype=np.float32), grounded=j["grounded"]) for j in row["judgements"]]
+    js = [judgement_from_record(j) for j in row["judgements"]]
     titles = {int(k): v for k, v in row["titles"].items()}
     values = extract(row["claim"], js, titles, set(row["terms"]), t).values
     return [0.0 if name in zero else float(v) for name, v in zip(FEATURES, values, strict=True)]

@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fit_verdicts import features_of, kind_of
+from grounding_paired import paired_bacc
 
 from core.evaluate.grounding import bacc
 
@@ -74,17 +75,9 @@ def claims_supported(lines: list[dict], labels: list[str]) -> tuple[list[str], n
 
 
 def paired(y: np.ndarray, base: np.ndarray, cand: np.ndarray, draws: int = 2000, seed: int = 0) -> dict:
-    """ΔBAcc (cand − base) and its 95 % bootstrap interval over claims (the same draw for both)."""
-    rng = np.random.default_rng(seed)
-    deltas = []
-    for _ in range(draws):
-        i = rng.integers(0, len(y), len(y))
-        if len(set(y[i])) < 2:
-            continue
-        deltas.append(bacc(y[i], cand[i]) - bacc(y[i], base[i]))
-    delta = bacc(y, cand) - bacc(y, base)
-    lo, hi = np.percentile(deltas, [2.5, 97.5]) if deltas else (delta, delta)  # one gold class: no interval
-    return {"delta": delta, "ci95": [float(lo), float(hi)]}
+    """ΔBAcc (cand − base) and its 95 % paired-bootstrap interval over claims (grounding_paired.paired_bacc)."""
+    d = paired_bacc(y, base, cand, draws=draws, seed=seed)
+    return {"delta": d["bacc"], "ci95": d["ci95"]}
 
 
 def score(sets: dict[str, list[dict]], model_paths: list[str], draws: int = 2000) -> dict:
@@ -102,15 +95,12 @@ def score(sets: dict[str, list[dict]], model_paths: list[str], draws: int = 2000
         if mismatch:
             raise SystemExit(f"{name}: the first model reproduces {len(lines) - mismatch} of {len(lines)} dumped "
                              "verdicts; give the verdict file the dump was made with first")
-        entry = {"claims": 0, "sentences": len(lines), "bacc": [], "supported": [], "paired": []}
-        for labels in per_model:
-            ids, y, p = claims_supported(lines, labels)
-            entry["claims"], golds[name] = len(ids), y
-            preds.setdefault(name, []).append(p)
-            entry["bacc"].append(bacc(y, p))
-            entry["supported"].append(int(p.sum()))
-        entry["paired"] = [paired(golds[name], preds[name][0], p, draws) for p in preds[name][1:]]
-        out["sets"][name] = entry
+        claims = [claims_supported(lines, labels) for labels in per_model]  # the same ids and gold for each
+        golds[name], preds[name] = claims[0][1], [p for _, _, p in claims]
+        y = golds[name]
+        out["sets"][name] = {"claims": len(y), "sentences": len(lines), "bacc": [bacc(y, p) for p in preds[name]],
+                             "supported": [int(p.sum()) for p in preds[name]],
+                             "paired": [paired(y, preds[name][0], p, draws) for p in preds[name][1:]]}
     # the mean over sets, each set resampled on its own (the same draws for every model)
     rng = np.random.default_rng(0)
     names = list(sets)

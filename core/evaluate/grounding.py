@@ -419,15 +419,15 @@ def judgement_rows(row: GroundingRow, dataset: str, parts: Sequence[Any], passag
     ``sentences``: how many the claim has over all its parts) and the verdict the run reached
     (``verdict``). Probabilities keep full float precision, so a rescoring with the same weights
     reproduces every verdict."""
+    from core.verify.verifier import judgement_record
+
     titles = {str(p.id): p.title for p in passages}
     sources = {str(p.id): p.source for p in passages}
     n = sum(len(part.sentences) for part in parts)
     out = []
     for i, part in enumerate(parts):
         for k, (sentence, v) in enumerate(zip(part.sentences, part.verdicts, strict=True)):
-            js = [{"pid": j.unit.passage_id, "kind": j.unit.kind, "sents": list(j.unit.sentences), "text": j.unit.text,
-                   "rank": j.unit.passage_rank, "probs": [float(x) for x in j.probs], "grounded": j.grounded}
-                  for j in v.judgements]
+            js = [judgement_record(j) for j in v.judgements]
             out.append({"dataset": dataset, "domain": row.domain, "id": row.id, "row_label": row.label,
                         "label": "supported" if row.label else "not_enough_info", "part": i, "sentence": k,
                         "sentences": n, "claim": sentence, "terms": sorted(terms_of(sentence)) if terms_of else [],

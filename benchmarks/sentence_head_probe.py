@@ -18,7 +18,10 @@ Climate-FEVER dev:
 - analysis: a gradient-boosted head on the same features, and feature-set ablations;
 - ``fit --kind`` (session 37): the head only for claims whose candidate passages are of source kind
   ``abstract`` (``core.verify.verdict_model.source_kind``; each dump records the claim's kind),
-  features and C chosen together by CV on the abstract-kind claims of SciFact train + WiCE train.
+  features and C chosen together by CV on the abstract-kind claims of SciFact train + WiCE train;
+- ``fit --short-docs`` (session 38): the same, only for claims whose candidate documents are all
+  abstract-length (≤ 500 words; each dump records its longest candidate document), fitted on SciFact
+  train alone.
 
     PYTHONPATH=. python benchmarks/sentence_head_probe.py dump scifact \\
         ../shared/data/scifact/claims_train.jsonl DB_SCIFACT DIR/sf_train.json --corpus ../shared/data/scifact/corpus.jsonl
@@ -44,8 +47,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 MODE = "hybrid-sentence"
-FEATURES = ["dense", "dense_gap", "bm25", "inv_prank", "fused", "relpos", "first", "last", "loglen", "cover",
-            "doc_best", "doc_gap"]
+from core.retrieve.sentence_head import FEATURES as _FEATURES  # noqa: E402
+
+FEATURES = list(_FEATURES)
 ABLATIONS = {
     "no position, no length": ["dense", "dense_gap", "bm25", "inv_prank", "fused", "cover", "doc_best", "doc_gap"],
     "no position": ["dense", "dense_gap", "bm25", "inv_prank", "fused", "loglen", "cover", "doc_best", "doc_gap"],
@@ -62,7 +66,6 @@ def dump(args) -> None:
     from core.evaluate.retrieval import corpus_bench, scifact_bench, sentence_recall
     from core.evaluate.retrieval_sets import load_retrieval_set
     from core.retrieve.fusion import fuse, load_sentence_fusion
-    from core.text import content_words
     from core.verify.verdict_model import source_kind
     from models.embed import load_embedder
     from models.nlp import SpacySentenceSplitter
@@ -74,6 +77,7 @@ def dump(args) -> None:
         ctx = corpus_bench(data.documents, data.fmt, args.claims, load_embedder, SpacySentenceSplitter,
                            index_kinds=["flat"], db_path=args.db, source=f"eval-{args.dataset}")
     params = load_sentence_fusion(MODE)
+    words = {d.ext_id: len(d.text.split()) for d in data.documents}
     rows, t0 = [], time.perf_counter()
     with ctx as bench:
         for c in data.claims:
@@ -86,8 +90,9 @@ def dump(args) -> None:
                 keys = [bench.sentence_key(x) for x in cands]
                 row.update(keys=[list(k) for k in keys], shipped=[i for i, _ in shipped],
                            kind=source_kind({x.passage.id: x.passage.title for x in cands}),
+                           max_doc_words=max(words[x.passage.doc_ext_id] for x in cands),
                            feats=candidate_features(c.claim, cands, keys, members, dict(shipped),
-                                                    bench.sentence_starts, content_words))
+                                                    bench.sentence_starts))
             rows.append(row)
     r5 = np.mean([sentence_recall(dedupe([tuple(r["keys"][i]) for i in r["shipped"]]),
                                   tuple(frozenset(map(tuple, g)) for g in r["gold"]), 5) for r in rows])
@@ -96,33 +101,15 @@ def dump(args) -> None:
     args.out.write_text(json.dumps(rows))
 
 
-def candidate_features(claim, cands, keys, members, fused, sentence_starts, content_words) -> list[dict]:
-    """The features of rule 1, fixed before any fit: the three members and the shipped fused
-    score, where the sentence sits in its document, its length, the claim's content words it
-    holds, and how it compares with its document's best-cosine sentence."""
-    n = len(cands)
-    dense, bm25 = np.zeros(n), np.zeros(n)
-    for i, s in members["dense"]:
-        dense[i] = s
-    for i, s in members["bm25"]:
-        bm25[i] = s
-    doc_best: dict[str, float] = {}
-    for i, (doc, _) in enumerate(keys):
-        doc_best[doc] = max(doc_best.get(doc, -1.0), dense[i])
-    claim_words = set(content_words(claim))
-    out = []
-    for i, (x, (doc, idx)) in enumerate(zip(cands, keys, strict=True)):
-        n_sent = len(sentence_starts.get(doc, [0]))
-        out.append({
-            "dense": float(dense[i]), "dense_gap": float(dense[i] - dense.max()),
-            "bm25": float(bm25[i] / bm25.max()) if bm25.max() > 0 else 0.0,
-            "inv_prank": 1.0 / x.passage_rank, "fused": float(fused.get(i, 0.0)),
-            "relpos": idx / max(1, n_sent - 1), "first": float(idx == 0), "last": float(idx == n_sent - 1),
-            "loglen": float(np.log1p(len(x.text.split()))),
-            "cover": len(claim_words & set(content_words(x.text))) / max(1, len(claim_words)),
-            "doc_best": float(dense[i] == doc_best[doc]), "doc_gap": float(doc_best[doc] - dense[i]),
-        })
-    return out
+def candidate_features(claim, cands, keys, members, fused, sentence_starts) -> list[dict]:
+    """The features of rule 1, fixed before any fit (``core.retrieve.sentence_head.candidate_features``,
+    the function the shipped head runs): a candidate's sentence index is its gold key's, the
+    document's sentence count the dataset's."""
+    from core.retrieve.sentence_head import candidate_features as features
+
+    return features(claim, [x.text for x in cands], [doc for doc, _ in keys],
+                    [(idx, len(sentence_starts.get(doc, [0]))) for doc, idx in keys],
+                    [x.passage_rank for x in cands], members, fused)
 
 
 # --- step 2 -------------------------------------------------------------------------------------
@@ -174,7 +161,7 @@ def fit_head(sets: list[list[dict]], C: float | None, kind: str = "lr", names: l
     if kind == "lr":
         scaler = StandardScaler().fit(X)
         model = LogisticRegression(C=C, max_iter=2000).fit(scaler.transform(X), y, sample_weight=w)
-        coef = dict(zip(names, (model.coef_[0] / scaler.scale_).round(4).tolist(), strict=True))
+        coef = dict(zip(names, (model.coef_[0] / scaler.scale_).round(6).tolist(), strict=True))
         return (lambda r: model.decision_function(scaler.transform(r["X"]))), coef
     from sklearn.ensemble import HistGradientBoostingClassifier
     model = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.05, max_leaf_nodes=15, random_state=0)
@@ -248,19 +235,32 @@ def rule2(dumps: Path) -> dict:
 FEATURE_SETS = {"all 12": FEATURES, **ABLATIONS}
 
 
-def kind_head(dumps: Path) -> dict:
-    """Session 37's rule (docs/benchmarks.md, "A kind-aware evidence-sentence head"): the head acts
-    only on claims whose candidate passages are of source kind ``abstract``
-    (``core.verify.verdict_model.source_kind``); features and C chosen together by 5-fold CV on
-    the abstract-kind claims of SciFact train + WiCE train; every dev claim of another kind keeps
-    the shipped order."""
-    def train_for(feats: list[str]) -> list[list[dict]]:
-        return [[r for r in load_dump(dumps / f"{n}.json", feats) if r.get("kind") == "abstract"]
-                for n in ("sf_train", "wice_train")]
+SHORT_DOC_WORDS = 500  # session 38's gate: SciFact abstracts' 99th percentile is 454 words, WiCE pages' 5th 320
 
-    raw = {n: json.loads((dumps / f"{n}.json").read_text()) for n in ("sf_train", "wice_train", "sf_dev", "wice_dev", "cf_dev")}
+
+def is_abstract(row: dict) -> bool:
+    return row.get("kind") == "abstract"
+
+
+def is_short_abstract(row: dict) -> bool:
+    """Session 38's gate: kind ``abstract`` and every candidate document at most
+    :data:`SHORT_DOC_WORDS` words (the length of a scientific abstract)."""
+    return is_abstract(row) and row.get("max_doc_words", SHORT_DOC_WORDS + 1) <= SHORT_DOC_WORDS
+
+
+def gated_head(dumps: Path, gate, train_names: tuple[str, ...]) -> dict:
+    """A head that acts only on the claims ``gate`` admits; features and C chosen together by
+    5-fold CV on the admitted claims of ``train_names``; every other dev claim keeps the shipped
+    order. Session 37's rule is ``gate = is_abstract`` on SciFact + WiCE train; session 38's is
+    ``is_short_abstract`` on SciFact train (docs/benchmarks.md)."""
+    def train_for(feats: list[str]) -> list[list[dict]]:
+        return [[r for r in load_dump(dumps / f"{n}.json", feats) if gate(r)] for n in train_names]
+
+    names = (*train_names, "sf_dev", "wice_dev", "cf_dev")
+    raw = {n: json.loads((dumps / f"{n}.json").read_text()) for n in names}
     kinds = {n: {k: sum(r.get("kind") == k for r in rows) for k in ("abstract", "entity", "given")}
              for n, rows in raw.items()}
+    admitted = {n: sum(map(gate, rows)) for n, rows in raw.items()}
     grid = {}
     for name, feats in FEATURE_SETS.items():
         train = train_for(feats)
@@ -270,17 +270,17 @@ def kind_head(dumps: Path) -> dict:
     _, fname, C = grid[best]
     feats = FEATURE_SETS[fname]
     scorer, coef = fit_head(train_for(feats), C, names=feats)
-    out = {"kinds": kinds, "cv_objective": {k: v[0] for k, v in grid.items()}, "choice": {"features": fname, "C": C},
-           "coef_unscaled": coef, "dev": {}}
+    out = {"kinds": kinds, "admitted": admitted, "cv_objective": {k: v[0] for k, v in grid.items()},
+           "choice": {"features": fname, "C": C}, "coef_unscaled": coef, "dev": {}}
     for name in ("sf_dev", "wice_dev", "cf_dev"):
         rows = load_dump(dumps / f"{name}.json", feats)
         a = per_claim(rows, shipped_scorer)
-        b = np.array([recall_of_order(r, np.argsort(-(scorer(r) if r.get("kind") == "abstract" else shipped_scorer(r)),
+        b = np.array([recall_of_order(r, np.argsort(-(scorer(r) if gate(r) else shipped_scorer(r)),
                                                     kind="stable"), 5) if r["keys"] else 0.0 for r in rows])
         out["dev"][name] = paired(a, b)
         t = []
         for r in rows:
-            if r["keys"] and r.get("kind") == "abstract":
+            if r["keys"] and gate(r):
                 t0 = time.perf_counter()
                 scorer(r)
                 t.append(time.perf_counter() - t0)
@@ -289,8 +289,17 @@ def kind_head(dumps: Path) -> dict:
 
 
 def fit(args) -> None:
-    if args.kind:
-        text = json.dumps({"task": "sentence_head_probe kind", "mode": MODE, **kind_head(args.dumps)}, indent=2)
+    if args.kind or args.short_docs:
+        gate, train = (is_short_abstract, ("sf_train",)) if args.short_docs else (is_abstract, ("sf_train", "wice_train"))
+        task = "sentence_head_probe short-docs" if args.short_docs else "sentence_head_probe kind"
+        result = gated_head(args.dumps, gate, train)
+        text = json.dumps({"task": task, "mode": MODE, **result}, indent=2)
+        if args.write_head:
+            args.write_head.write_text(json.dumps({
+                "fitted_on": f"{', '.join(train)} (benchmarks/sentence_head_probe.py fit --short-docs; "
+                             f"features {result['choice']['features']}, C {result['choice']['C']})",
+                "modes": {MODE: {"kind": "abstract", "max_doc_words": SHORT_DOC_WORDS,
+                                 "weights": result["coef_unscaled"]}}}, indent=2) + "\n")
         if args.json:
             args.json.write_text(text + "\n")
         print(text)
@@ -319,6 +328,9 @@ def main() -> None:
     f.add_argument("dumps", type=Path, help="folder with sf_train/sf_dev/wice_train/wice_dev/cf_dev .json")
     f.add_argument("--json", type=Path)
     f.add_argument("--kind", action="store_true", help="session 37's kind-aware head only")
+    f.add_argument("--write-head", type=Path, help="with --short-docs: write the head as core/retrieve/data/sentence_head.json")
+    f.add_argument("--short-docs", action="store_true",
+                   help="session 38's head for abstract-length documents, fitted on SciFact train only")
     args = ap.parse_args()
     dump(args) if args.step == "dump" else fit(args)
 

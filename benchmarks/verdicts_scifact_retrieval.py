@@ -41,6 +41,8 @@ def main() -> dict:
     ap.add_argument("--mode", default="hybrid", help="retrieval mode (core.retrieve.searcher.MODES)")
     ap.add_argument("--sentence-choice", default="lexical", choices=("lexical", "retrieval"),
                     help="how the verifier picks the sentences it judges (core.verify.base.Thresholds.sentence_choice)")
+    ap.add_argument("--source", default="scifact",
+                    help="the source the corpus is indexed as (eval retrieval's databases: eval-corpus)")
     ap.add_argument("--json")
     ap.add_argument("--limit", type=int, help="only the first N claims")
     ap.add_argument("--verdict-model", action="append", default=[], metavar="JSON",
@@ -61,7 +63,7 @@ def main() -> dict:
         ids.append(c.id)
         labels = {e["label"] for ev in c.evidence.values() for e in ev}
         gold.append("supported" if "SUPPORT" in labels else "refuted" if "CONTRADICT" in labels else "not_enough_info")
-        hits = searcher.search(c.claim, k=args.k, mode=args.mode, sources=["scifact"],
+        hits = searcher.search(c.claim, k=args.k, mode=args.mode, sources=[args.source],
                                rank_sentences=guarded.wants_sentence_ranks)
         passages = passage_evidence(hits)
         v = guarded.verify(c.claim, passages, always_sets=True)

@@ -72,6 +72,15 @@ class StoredPassage:
         return cut_sentences(self.text, self.char_start, self.sentences)
 
 
+@dataclass(frozen=True)
+class DocumentLayout:
+    """A stored document's length in words (whitespace-separated, as ``str.split`` counts) and
+    the start offsets of its sentences, in order (the union of its passages' sentence spans)."""
+
+    words: int
+    sentence_starts: tuple[int, ...]
+
+
 def cut_sentences(text: str, char_start: int, spans: Sequence[Sequence[int]]) -> list[str]:
     """A passage's sentences from its text: ``spans`` are document-relative, the passage starts
     at ``char_start`` of its document. One function, so the sentences embedded at index time

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 import sqlite_utils
 
-from store.records import DocumentRecord, PassageRecord, SourceInfo, StoredPassage, cut_sentences
+from store.records import DocumentLayout, DocumentRecord, PassageRecord, SourceInfo, StoredPassage, cut_sentences
 
 _SOURCE_COLS = (
     "id, name, format, path, attribution, licence, chunk_words, chunk_overlap, "
@@ -272,6 +272,25 @@ def get_passages(db: sqlite_utils.Database, ids: Iterable[int]) -> dict[int, Sto
         for r in rows:
             spans = tuple(tuple(s) for s in json.loads(r[8]))
             out[r[0]] = StoredPassage(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], spans)
+    return out
+
+
+def document_layouts(db: sqlite_utils.Database, document_ids: Iterable[int]) -> dict[int, DocumentLayout]:
+    """Each document's :class:`DocumentLayout`: its word count and where its sentences start.
+    Read for the evidence-sentence head (core/retrieve/sentence_head.py), which needs a
+    sentence's position in its whole document, not only in its passage."""
+    ids = list(dict.fromkeys(document_ids))
+    out: dict[int, DocumentLayout] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        words = dict(db.execute(f"SELECT id, text FROM documents WHERE id IN ({marks})", chunk).fetchall())
+        starts: dict[int, set[int]] = {i: set() for i in words}
+        for doc, spans in db.execute(f"SELECT document_id, sentences FROM passages WHERE document_id IN ({marks})",
+                                     chunk).fetchall():
+            starts[doc].update(s for s, _ in json.loads(spans))
+        for doc, text in words.items():
+            out[doc] = DocumentLayout(len(text.split()), tuple(sorted(starts[doc])))
     return out
 
 

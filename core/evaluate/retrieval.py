@@ -39,6 +39,8 @@ from core.retrieve.expand import METHODS, Expander, ExpansionParams
 from core.retrieve.fusion import PLAIN_RRF, FusionParams, fuse, load_fusion, load_sentence_fusion, params_json
 from core.retrieve.rerank import RERANK_TOP, decisiveness, rerank
 from core.retrieve.searcher import MODES, BM25Retriever, DenseRetriever, Ranked, rank_expanded
+from core.retrieve.sentence_head import load_sentence_head
+from core.retrieve.sentence_head import rerank as rerank_by_head
 from core.retrieve.sentence_rank import SENTENCE_POOL, RankedSentence, apply, candidates, member_rankings
 from core.retrieve.sentence_score import SENTENCE_SCORE_POOL, with_best_sentence
 from core.retrieve.sentence_score import load_params as load_sentence_score
@@ -273,6 +275,7 @@ def evaluate_retrieval(
     fusion: FusionParams | None = None,
     sentence_fusion: FusionParams | None = None,
     sentences: bool = True,
+    sentence_head: bool = True,
     nli_factory: Callable[[], Any] | None = None,
     rerank_top: int = RERANK_TOP,
 ) -> dict:
@@ -283,6 +286,9 @@ def evaluate_retrieval(
     # each mode's own evidence-sentence weights (fusion.json ``sentences_by_mode``, else the shared
     # ``sentences``); ``sentence_fusion`` overrides them for every mode
     sentence_fusions = {m: sentence_fusion or load_sentence_fusion(SENTENCE_WEIGHTS_MODE.get(m, m)) for m in modes}
+    # the abstracts' evidence-sentence head (core/retrieve/sentence_head.py) of a mode that ships one; it
+    # reads the shipped fused score, so weights given for the run switch it off
+    heads = {m: load_sentence_head(m) if sentence_head and sentence_fusion is None else None for m in modes}
     sentence_fusion = sentence_fusion or load_sentence_fusion("hybrid")
     rerank_fusion = load_fusion(key="rerank")
     nli = None
@@ -321,6 +327,9 @@ def evaluate_retrieval(
                     cands, rankings, s_secs = bench.sentence_candidates(c.claim, ranked)
                     t0 = time.perf_counter()
                     ordered = apply(rankings, cands, sentence_fusions[mode]) if cands else []
+                    if heads[mode] is not None and ordered:
+                        ordered = rerank_by_head(heads[mode], c.claim, cands, rankings, ordered,
+                                                 lambda ids: sq.document_layouts(bench.db, ids))
                     if mode == "rerank" and ordered:
                         t1 = time.perf_counter()
                         top = ordered[:rerank_top]
@@ -385,6 +394,8 @@ def evaluate_retrieval(
                                                      if p != sentence_fusion},
                          "passage_sentences": ({**params_json(bench.sentence_score), "pool": SENTENCE_SCORE_POOL}
                                                if bench.sentence_score else None),
+                         "sentence_head": {m: {"weights": h.weights, "max_doc_words": h.max_doc_words, "kind": h.kind}
+                                           for m, h in heads.items() if h is not None},
                          "sentence_pool": SENTENCE_POOL, "rerank": {**params_json(rerank_fusion), "top": rerank_top},
                          "expansion": {m: {k: v for k, v in e.config().items() if k != "model"}
                                        for m, e in bench.expanders.items()}},

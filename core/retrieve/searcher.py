@@ -34,6 +34,8 @@ from core.errors import InputError
 from core.ingest.index import bm25_index, require_source, sentence_vectors, vector_index
 from core.retrieve.expand import Expansion, hyde_vector, query2doc_query
 from core.retrieve.fusion import FusionParams, fuse, load_fusion, load_sentence_fusion
+from core.retrieve.sentence_head import SentenceHead, load_sentence_head
+from core.retrieve.sentence_head import rerank as rerank_by_head
 from core.retrieve.sentence_rank import RankedSentence, member_rankings
 from core.retrieve.sentence_rank import apply as apply_sentence_fusion
 from core.retrieve.sentence_rank import candidates as sentence_candidates
@@ -257,6 +259,7 @@ class Searcher:
         self._sentence_vecs: dict[str, np.ndarray] = {}
         self._query_vec: tuple[str, np.ndarray] | None = None  # (query, vector) of the latest ranking
         self._sentence_fusion: dict[str, FusionParams] = {}  # evidence-sentence weights by mode
+        self._sentence_head: dict[str, SentenceHead | None] = {}  # the abstracts' sentence head by mode
 
     def find_subject(self, query: str, sources: list[SourceInfo]) -> Subject | None:
         """The claim's subject with its own document (core/retrieve/subject.py), or None."""
@@ -390,7 +393,8 @@ class Searcher:
         sentence, and it judges only a few of them per claim (``Thresholds.judge_sentences``).
         Only for :data:`EMBEDDING_MODES` (the others never load the embedder); returns the
         ranked sentences, best first, with each member's score and rank (empty when none were
-        ranked)."""
+        ranked). Over a corpus of abstract-length abstracts the learned evidence-sentence head
+        re-orders the fused ranking (core/retrieve/sentence_head.py)."""
         if not hits or mode not in EMBEDDING_MODES:
             return []
         cands = sentence_candidates([h.passage for h in hits])
@@ -400,6 +404,12 @@ class Searcher:
             self._sentence_fusion[mode] = load_sentence_fusion(mode)
         rankings = member_rankings(self._query_vector(query), self._sentence_vectors([c.text for c in cands]), query, cands)
         ranked = apply_sentence_fusion(rankings, cands, self._sentence_fusion[mode])
+        if mode not in self._sentence_head:
+            self._sentence_head[mode] = load_sentence_head(mode)
+        head = self._sentence_head[mode]
+        if head is not None:
+            ranked = rerank_by_head(head, query, cands, rankings, ranked,
+                                    lambda ids: sq.document_layouts(self.db, ids))
         position = {(c.passage.id, c.index): r for r, c in enumerate(ranked, start=1)}
         unranked = len(ranked) + 1
         for h in hits:

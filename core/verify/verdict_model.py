@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core.text import SOURCE_KINDS, SUBJECT_TITLE_WORDS, source_kind, subject_title  # noqa: F401 (re-exported)
 from core.verify.base import Thresholds
 from core.verify.verifier import VERDICTS, ClaimVerdict, Judgement, PassageEvidence
 from models.nli import CONTRADICT, ENTAIL
@@ -112,46 +113,6 @@ def title_is_subject(title: str, terms: set[str]) -> bool:
         return False
     tw = _words(re.sub(r"\([^)]*\)", " ", title)) - _STOP_TITLE
     return bool(tw) and (tw <= terms or terms <= tw)
-
-
-SOURCE_KINDS = ("entity", "abstract", "given")
-# A title of at most this many words (bracketed disambiguators left out) names a subject:
-# wiki-vital 99 % of its 10,033 titles, Climate-FEVER's cited articles 97 %, SciFact's abstracts 3.7 %.
-SUBJECT_TITLE_WORDS = 5
-
-
-def subject_title(title: str) -> bool:
-    """The title names a subject ("Marie Curie", "Mercury (planet)", "Global warming") rather than
-    describing a finding ("Alterations of the gut microbiome in …"): at most
-    :data:`SUBJECT_TITLE_WORDS` words once bracketed disambiguators are dropped."""
-    words = re.sub(r"\([^)]*\)", " ", title).split()
-    return 0 < len(words) <= SUBJECT_TITLE_WORDS
-
-
-def source_kind(passages: Sequence[PassageEvidence] | dict[int, str]) -> str:
-    """The kind of source a claim's evidence comes from, derived from the evidence itself
-    (deterministic, no stored attribute needed):
-
-    - ``given``: the user's own documents (a reserved source, its name starts with ``_``:
-      ``check --against``), or evidence without titles (a dataset's own passages);
-    - ``entity``: most distinct titles name a subject (an encyclopedia, a folder of articles:
-      each document is about its title, so "the subject's own document" means something);
-    - ``abstract``: most titles describe findings (a corpus of abstracts: no document is a
-      subject's own, and a contradiction never comes from one).
-
-    Why: one weight set over all three misread abstracts — weights fitted with retrieval over
-    wiki-vital learned that a contradiction counts when it comes from the subject's own
-    article, and lost .05 macro-F1 on SciFact (docs/benchmarks.md)."""
-    if isinstance(passages, dict):
-        titles = {t for t in passages.values() if t}
-    else:
-        if any(p.source.startswith("_") for p in passages):
-            return "given"
-        titles = {p.title for p in passages if p.title}
-    if not titles:
-        return "given"
-    named = sum(subject_title(t) for t in titles)
-    return "entity" if 2 * named > len(titles) else "abstract"
 
 
 @dataclass(frozen=True)

@@ -109,12 +109,13 @@ class _OnlyThese:
 
 def test_evidence_sentences_ranked_across_hits_are_what_the_verifier_judges(mini_db, mini_claims, embedder):
     """Thresholds.sentence_choice = "retrieval": the searcher ranks the hits' sentences together
-    by the mode's fitted evidence-sentence fusion (stored vectors, no sentence embedded), and the
-    verifier judges the best-ranked ones; a BM25 search ranks nothing and the verifier falls back
+    by the mode's fitted evidence-sentence fusion (stored vectors, no sentence embedded) and, over
+    abstract-length abstracts, its learned head; the verifier judges the best-ranked ones; a BM25 search ranks nothing and the verifier falls back
     to its lexical choice."""
     from core.pipeline.runner import passage_evidence
     from core.retrieve.fusion import load_sentence_fusion
-    from core.retrieve.sentence_rank import rank_sentences
+    from core.retrieve.sentence_head import load_sentence_head, rerank
+    from core.retrieve.sentence_rank import apply, candidates, member_rankings
     from core.verify.base import Thresholds
     from core.verify.verifier import Verifier
 
@@ -124,15 +125,24 @@ def test_evidence_sentences_ranked_across_hits_are_what_the_verifier_judges(mini
     lexical = Verifier(None, Thresholds(sentence_choice="lexical", early_stop=1.0))
     assert by_retrieval.wants_sentence_ranks and not lexical.wants_sentence_ranks
     claims = [c for c in mini_claims if c.gold_docs][:6]
-    differ = 0
+    head = load_sentence_head("hybrid-sentence")
+    differ = reordered = 0
     for c in claims:
         hits = searcher.search(c.claim, k=10, mode="hybrid-sentence", rank_sentences=True)
         ranks = [r for h in hits for r in h.sentence_ranks]
         assert all(len(h.sentence_ranks) == len(h.passage.sentences) for h in hits)
         # the same order as eval retrieval's sentence ranking of these passages, from the same
-        # vectors (the stored ones, and the query's as the search embeds it): exact on any CPU
-        expected = rank_sentences(c.claim, [h.passage for h in hits], lambda t: sentence_vectors(mini_db, embedder, t),
-                                  load_sentence_fusion("hybrid-sentence"), query_vec=embedder.encode([c.claim])[0])
+        # vectors (the stored ones, and the query's as the search embeds it): exact on any CPU.
+        # SciFact abstracts are abstract-length, so the learned head re-orders the fused ranking.
+        cands = candidates([h.passage for h in hits])
+        rankings = member_rankings(embedder.encode([c.claim])[0],
+                                   sentence_vectors(mini_db, embedder, [x.text for x in cands]), c.claim, cands)
+        fused = [(x.passage.id, x.index) for x in apply(rankings, cands, load_sentence_fusion("hybrid-sentence"))]
+        cands = candidates([h.passage for h in hits])
+        expected = rerank(head, c.claim, cands, rankings, apply(rankings, cands, load_sentence_fusion("hybrid-sentence")),
+                          lambda ids: sq.document_layouts(mini_db, ids))
+        assert all("head" in x.ranks for x in expected)
+        reordered += [(x.passage.id, x.index) for x in expected[:5]] != fused[:5]
         assert sorted(r for r in ranks if r <= len(expected)) == list(range(1, len(expected) + 1))
         by_rank = {r: (h.passage.id, i) for h in hits for i, r in enumerate(h.sentence_ranks) if r <= len(expected)}
         assert [by_rank[r] for r in range(1, 6)] == [(s.passage.id, s.index) for s in expected[:5]]
@@ -142,6 +152,7 @@ def test_evidence_sentences_ranked_across_hits_are_what_the_verifier_judges(mini
         plain, _ = lexical.candidate_units(c.claim, passage_evidence(hits))
         differ += chosen != [(u.passage_id, u.sentences[0]) for u in plain if u.kind == "sentence"]
     assert differ >= 1  # the two choices are not the same rule
+    assert reordered >= 1  # the head changes what the verifier judges first
     assert counting.texts == len(claims)  # only the queries were embedded: the sentences' vectors are stored
     bm25 = searcher.search(claims[0].claim, k=10, mode="bm25", rank_sentences=True)
     assert all(h.sentence_ranks is None for h in bm25)

@@ -48,6 +48,10 @@ def eval_retrieval(
     max_tokens: Annotated[int, typer.Option(min=1, max=2048, help="Expansion length cap (Yoon et al.: 512).")] = 512,
     verifier: Annotated[str, typer.Option(help="NLI cross-encoder of mode rerank: embedded, a folder or a cached HF id.")] = "embedded",
     rerank_top: Annotated[int, typer.Option(min=1, max=100, help="Mode rerank: evidence sentences the cross-encoder re-ranks.")] = 10,
+    sentence_head: Annotated[bool, typer.Option(
+        "--sentence-head/--no-sentence-head",
+        help="Mode hybrid-sentence: the learned evidence-sentence head over abstract-length abstracts (off: the fused order only).",
+    )] = True,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON report here.")] = None,
 ) -> None:
     """Document-level recall@k / ndcg@k and evidence-sentence recall@5 / @10 of each
@@ -81,6 +85,7 @@ def eval_retrieval(
             params=ExpansionParams(max_tokens=max_tokens),
             nli_factory=lambda: workbench_of(ctx).nli(verifier),
             rerank_top=rerank_top,
+            sentence_head=sentence_head,
         )
     sys.stdout.write(format_table(report) + "\n")
     write_report(report, json_out)

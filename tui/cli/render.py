@@ -26,8 +26,8 @@ def print_expansion(expansion, matched: bool | None = None) -> None:
 
 def print_sentences(ranked, passage_rank: dict[int, int]) -> None:
     """The evidence sentences ranked across passages (Searcher.rank_evidence_sentences), best
-    first: the fused score, the dense and BM25 members' ranks, the passage (its title and rank)
-    and the text."""
+    first: the fused score, the dense and BM25 members' ranks (over abstracts, also the fused rank
+    and the learned head's score, which set the order), the passage (its title and rank) and the text."""
     from rich.text import Text
 
     from tui.console import out
@@ -38,6 +38,8 @@ def print_sentences(ranked, passage_rank: dict[int, int]) -> None:
         line.append(s.passage.title or "(untitled)", style="cyan")
         # the third member, passage rank, is the "(passage #N)" shown before
         members = " · ".join(f"{name} #{s.ranks[name]}" for name in ("dense", "bm25") if name in s.ranks)
+        if "head" in s.ranks:  # the abstracts' sentence head re-ordered the fused ranking
+            members += f" · fused #{s.ranks['fused']} · head {s.scores['head']:+.2f}"
         line.append(f" (passage #{passage_rank.get(s.passage.id, s.passage_rank)})  {s.score:.3f} · {members}", style="dim")
         out.print(line)
         out.print(Text("    › " + s.text, style="green"))

@@ -17,7 +17,7 @@ Climate-FEVER dev:
 - rule 2: as rule 1 with Climate-FEVER dev added to the fit in two folds, its figure out-of-fold;
 - analysis: a gradient-boosted head on the same features, and feature-set ablations;
 - ``fit --kind`` (session 37): the head only for claims whose candidate passages are of source kind
-  ``abstract`` (``core.verify.verdict_model.source_kind``; each dump records the claim's kind),
+  ``abstract`` (``core.text.source_kind``; each dump records the claim's kind),
   features and C chosen together by CV on the abstract-kind claims of SciFact train + WiCE train;
 - ``fit --short-docs`` (session 38): the same, only for claims whose candidate documents are all
   abstract-length (≤ 500 words; each dump records its longest candidate document), fitted on SciFact
@@ -66,7 +66,7 @@ def dump(args) -> None:
     from core.evaluate.retrieval import corpus_bench, scifact_bench, sentence_recall
     from core.evaluate.retrieval_sets import load_retrieval_set
     from core.retrieve.fusion import fuse, load_sentence_fusion
-    from core.verify.verdict_model import source_kind
+    from core.text import source_kind
     from models.embed import load_embedder
     from models.nlp import SpacySentenceSplitter
 
@@ -243,9 +243,11 @@ def is_abstract(row: dict) -> bool:
 
 
 def is_short_abstract(row: dict) -> bool:
-    """Session 38's gate: kind ``abstract`` and every candidate document at most
-    :data:`SHORT_DOC_WORDS` words (the length of a scientific abstract)."""
-    return is_abstract(row) and row.get("max_doc_words", SHORT_DOC_WORDS + 1) <= SHORT_DOC_WORDS
+    """Session 38's gate, the shipped head's own (``SentenceHead.admits``): kind ``abstract`` and
+    every candidate document at most :data:`SHORT_DOC_WORDS` words (a scientific abstract's length)."""
+    from core.retrieve.sentence_head import SentenceHead
+
+    return "max_doc_words" in row and SentenceHead({}, SHORT_DOC_WORDS).admits(row["kind"], [row["max_doc_words"]])
 
 
 def gated_head(dumps: Path, gate, train_names: tuple[str, ...]) -> dict:
@@ -296,7 +298,7 @@ def fit(args) -> None:
         text = json.dumps({"task": task, "mode": MODE, **result}, indent=2)
         if args.write_head:
             args.write_head.write_text(json.dumps({
-                "fitted_on": f"{', '.join(train)} (benchmarks/sentence_head_probe.py fit --short-docs; "
+                "fitted_on": "SciFact train, rationale sentences (benchmarks/sentence_head_probe.py fit --short-docs; "
                              f"features {result['choice']['features']}, C {result['choice']['C']})",
                 "modes": {MODE: {"kind": "abstract", "max_doc_words": SHORT_DOC_WORDS,
                                  "weights": result["coef_unscaled"]}}}, indent=2) + "\n")

@@ -10,8 +10,8 @@ document's best-cosine sentence), fitted on SciFact training claims' rationale s
 (``benchmarks/sentence_head_probe.py fit --short-docs``; docs/benchmarks.md, "The
 evidence-sentence head for abstract-length documents").
 
-It acts only where what it learned holds (:func:`admits`): the candidates come from a corpus of
-abstracts (source kind ``abstract``, :func:`core.verify.verdict_model.source_kind`) and every
+It acts only where what it learned holds (:meth:`SentenceHead.admits`): the candidates come from a
+corpus of abstracts (source kind ``abstract``, :func:`core.text.source_kind`) and every
 candidate document is abstract-length (≤ ``max_doc_words`` words). Long web pages (WiCE) and
 encyclopedia articles (Climate-FEVER, wiki-vital) keep the shipped fusion: measured, the head
 lost there (sessions 21 and 37).
@@ -57,10 +57,6 @@ class SentenceHead:
         if not feats:
             return np.zeros(0)
         return np.array([[f[n] for n in names] for f in feats], dtype=float) @ w
-
-    def order(self, feats: Sequence[dict[str, float]]) -> list[int]:
-        """Candidate positions, best first (ties keep the candidates' order)."""
-        return np.argsort(-self.scores(feats), kind="stable").tolist()
 
 
 def candidate_features(
@@ -126,7 +122,7 @@ def rerank(
     for rank, c in enumerate(fused, start=1):
         c.scores["fused"], c.ranks["fused"] = c.score, rank
     out = []
-    for rank, i in enumerate(np.argsort(-scores, kind="stable").tolist(), start=1):
+    for rank, i in enumerate(np.argsort(-scores, kind="stable").tolist(), start=1):  # ties keep the fused order
         c = cands[i]
         c.scores["head"], c.ranks["head"] = float(scores[i]), rank
         out.append(c)

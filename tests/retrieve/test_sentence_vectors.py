@@ -110,8 +110,8 @@ class _OnlyThese:
 def test_evidence_sentences_ranked_across_hits_are_what_the_verifier_judges(mini_db, mini_claims, embedder):
     """Thresholds.sentence_choice = "retrieval": the searcher ranks the hits' sentences together
     by the mode's fitted evidence-sentence fusion (stored vectors, no sentence embedded) and, over
-    abstract-length abstracts, its learned head; the verifier judges the best-ranked ones; a BM25 search ranks nothing and the verifier falls back
-    to its lexical choice."""
+    abstract-length abstracts, its learned head; the verifier judges the best-ranked ones; a BM25
+    search ranks nothing and the verifier falls back to its lexical choice."""
     from core.pipeline.runner import passage_evidence
     from core.retrieve.fusion import load_sentence_fusion
     from core.retrieve.sentence_head import load_sentence_head, rerank
@@ -137,10 +137,9 @@ def test_evidence_sentences_ranked_across_hits_are_what_the_verifier_judges(mini
         cands = candidates([h.passage for h in hits])
         rankings = member_rankings(embedder.encode([c.claim])[0],
                                    sentence_vectors(mini_db, embedder, [x.text for x in cands]), c.claim, cands)
-        fused = [(x.passage.id, x.index) for x in apply(rankings, cands, load_sentence_fusion("hybrid-sentence"))]
-        cands = candidates([h.passage for h in hits])
-        expected = rerank(head, c.claim, cands, rankings, apply(rankings, cands, load_sentence_fusion("hybrid-sentence")),
-                          lambda ids: sq.document_layouts(mini_db, ids))
+        ordered = apply(rankings, cands, load_sentence_fusion("hybrid-sentence"))
+        fused = [(x.passage.id, x.index) for x in ordered]
+        expected = rerank(head, c.claim, cands, rankings, ordered, lambda ids: sq.document_layouts(mini_db, ids))
         assert all("head" in x.ranks for x in expected)
         reordered += [(x.passage.id, x.index) for x in expected[:5]] != fused[:5]
         assert sorted(r for r in ranks if r <= len(expected)) == list(range(1, len(expected) + 1))

@@ -12,10 +12,9 @@ The rule: ``docs/benchmarks.md``, "A learned document head" (session 39).
     PYTHONPATH=. python benchmarks/doc_head_probe.py dump ../shared/data/scifact/claims_train.jsonl DB DIR/train.json
     PYTHONPATH=. python benchmarks/doc_head_probe.py dump ../shared/data/scifact/claims_dev.jsonl DB DIR/dev.json
     PYTHONPATH=. python benchmarks/doc_head_probe.py fit DIR --json benchmarks/results/doc_head_probe_s39.json
-    PYTHONPATH=. python benchmarks/doc_head_probe.py sentences ../shared/data/scifact/claims_dev.jsonl DB \\
-        benchmarks/results/doc_head_probe_s39.json     # criterion 3: sentence R@5 from the re-ordered pool
 
-Dumps are JSON (no pickle); they hold claim text, so they stay outside the repository. Nothing here
+The rule's criterion 3 (sentence recall from the re-ordered pool) was never reached: criterion 1
+failed, so that step is not here. Dumps are JSON (no pickle); they hold claim text, so they stay outside the repository. Nothing here
 changes what ships.
 """
 
@@ -227,53 +226,6 @@ def fit(args) -> None:
     print(text)
 
 
-# --- criterion 3: sentence recall from the re-ordered pool --------------------------------------
-
-def sentences(args) -> None:
-    """SciFact dev rationale-sentence R@5 / R@10 with the passages in the fitted head's document
-    order (within a document, the shipped order) against the shipped order, both ranked by the
-    shipped evidence-sentence fusion and sentence head."""
-    from benchmarks.sentence_head_probe import paired
-    from core.evaluate.metrics import dedupe
-    from core.evaluate.retrieval import sentence_recall
-    from core.evaluate.retrieval_sets import load_retrieval_set
-    from core.retrieve.fusion import load_sentence_fusion
-    from core.retrieve.sentence_head import load_sentence_head
-
-    report = json.loads(args.report.read_text())
-    coef = np.array([report["coef_unscaled"][k] for k in FEATURES])
-    data = load_retrieval_set("scifact", args.claims, DATA / "scifact" / "corpus.jsonl")
-    docs_by_id = {d.ext_id: d for d in data.documents}
-    head, fusion = load_sentence_head(MODE), load_sentence_fusion(MODE)
-    res: dict[str, dict[int, list[float]]] = {"shipped": {5: [], 10: []}, "doc_head": {5: [], 10: []}}
-    with open_bench(args.claims, args.db) as bench:
-        doc_passages: dict[str, list[int]] = {}
-        for pid, d in sorted(bench.doc_of.items()):
-            doc_passages.setdefault(d, []).append(pid)
-        for c in data.claims:
-            ranked, _, _ = bench.passage_ranking(MODE, c.claim, "flat")
-            members, _ = bench.members(c.claim, "flat")
-            order, admitted = shipped_sentences(bench, head, fusion, c.claim, ranked)
-            new = ranked
-            if admitted:
-                top, feats = doc_features(bench, c.claim, ranked, members, order, doc_passages, docs_by_id)
-                scores = np.array([[f[k] for k in FEATURES] for f in feats]) @ coef
-                rank_of = {top[i]: r for r, i in enumerate(np.argsort(-scores, kind="stable"))}
-                pos = {pid: i for i, (pid, _) in enumerate(ranked)}
-                head_part = sorted((x for x in ranked if bench.doc_of[x[0]] in rank_of),
-                                   key=lambda x: (rank_of[bench.doc_of[x[0]]], pos[x[0]]))
-                new = head_part + [x for x in ranked if bench.doc_of[x[0]] not in rank_of]
-            for name, rk in (("shipped", ranked), ("doc_head", new)):
-                o = order if rk is ranked else shipped_sentences(bench, head, fusion, c.claim, rk)[0]
-                keys = dedupe([bench.sentence_key(x) for x in o])
-                for k in (5, 10):
-                    res[name][k].append(sentence_recall(keys, c.gold_sentence_sets, k))
-    out = {f"sentence_recall@{k}": paired(np.array(res["shipped"][k]), np.array(res["doc_head"][k])) for k in (5, 10)}
-    report["dev_sentences"] = out
-    args.report.write_text(json.dumps(report, indent=2) + "\n")
-    print(json.dumps(out, indent=2))
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="step", required=True)
@@ -284,12 +236,8 @@ def main() -> None:
     f = sub.add_parser("fit")
     f.add_argument("dumps", type=Path, help="folder with train.json and dev.json")
     f.add_argument("--json", type=Path)
-    s = sub.add_parser("sentences")
-    s.add_argument("claims", type=Path)
-    s.add_argument("db", type=Path)
-    s.add_argument("report", type=Path, help="the fit's JSON report (its weights are read, its figures added to)")
     args = ap.parse_args()
-    {"dump": dump, "fit": fit, "sentences": sentences}[args.step](args)
+    (dump if args.step == "dump" else fit)(args)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ R@10 .953, R@20 ≈ .98). This probe asks whether a logistic-regression head ove
 top 20 *documents* (the members' ranks, the best sentence of the whole document, its title, its
 word coverage of the claim, where the sentence head puts its first sentence) moves gold abstracts
 from ranks 6–20 into the top 5, gated as the sentence head is (abstract-length abstracts only).
-The rule: ``docs/benchmarks.md``, "A learned document head" (session 39).
+The rule and the result (not adopted: train +.012 out of fold, dev −.004): ``docs/benchmarks.md``,
+"A learned document head" (session 39).
 
     PYTHONPATH=. python benchmarks/doc_head_probe.py dump ../shared/data/scifact/claims_train.jsonl DB DIR/train.json
     PYTHONPATH=. python benchmarks/doc_head_probe.py dump ../shared/data/scifact/claims_dev.jsonl DB DIR/dev.json

@@ -9,8 +9,9 @@ al. 2023, §5) and MiniCheck's chunking verify against *retrieved* evidence inst
 most relevant to the claim, judged together. This probe scores each claim sentence once, against
 the concatenation (in document order) of the document's k sentences most similar to it (min-max
 fusion, equal weights, of all-MiniLM cosine and BM25 over the document's sentences; at most 128
-words, the least relevant dropped first), and a claim by the min over its sentences. The rule:
-docs/benchmarks.md, "Retrieve, then verify" (session 39).
+words, the least relevant dropped first), and a claim by the min over its sentences. The rule and
+the result (not adopted: WiCE gains, ExpertQA and Factcheck-GPT lose): docs/benchmarks.md,
+"Retrieve, then verify" (session 39).
 
     python benchmarks/grounding_fit_pool.py --out POOL.jsonl
     PYTHONPATH=. python benchmarks/grounding_topk_probe.py --set pool=POOL.jsonl --choose-k-on pool \\

@@ -15,8 +15,8 @@ The rule and the result (not adopted: train +.012 out of fold, dev −.004): ``d
     PYTHONPATH=. python benchmarks/doc_head_probe.py fit DIR --json benchmarks/results/doc_head_probe_s39.json
 
 The rule's criterion 3 (sentence recall from the re-ordered pool) was never reached: criterion 1
-failed, so that step is not here. Dumps are JSON (no pickle); they hold claim text, so they stay outside the repository. Nothing here
-changes what ships.
+failed, so that step is not here. Dumps are JSON (no pickle); they hold claim text, so they stay
+outside the repository. Nothing here changes what ships.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ FEATURES = ["inv_rank", "fused", "bm25_inv", "dense_inv", "sent_cos", "sent_gap"
 C_GRID = [0.01, 0.1, 1, 10]
 
 
-def open_bench(claims: Path, db: Path):
+def open_bench(db: Path):
     from core.evaluate.retrieval import scifact_bench
     from models.embed import load_embedder
     from models.nlp import SpacySentenceSplitter
@@ -62,9 +62,9 @@ def shipped_sentences(bench, head, fusion, claim: str, ranked):
         return [], False
     ordered = apply(rankings, cands, fusion)
     docs = list(dict.fromkeys(c.passage.document_id for c in cands))
-    layouts = sq.document_layouts(bench.db, docs)
+    layouts = sq.document_layouts(bench.db, docs)  # read once: the gate's and the head's
     admitted = head.admits(source_kind([c.passage for c in cands]), [layouts[d].words for d in docs if d in layouts])
-    ordered = rerank(head, claim, cands, rankings, ordered, lambda ids: sq.document_layouts(bench.db, ids))
+    ordered = rerank(head, claim, cands, rankings, ordered, lambda _ids: layouts)
     return ordered, admitted
 
 
@@ -128,7 +128,7 @@ def dump(args) -> None:
     docs_by_id = {d.ext_id: d for d in data.documents}
     head, fusion = load_sentence_head(MODE), load_sentence_fusion(MODE)
     rows, t0 = [], time.perf_counter()
-    with open_bench(args.claims, args.db) as bench:
+    with open_bench(args.db) as bench:
         doc_passages: dict[str, list[int]] = {}
         for pid, d in sorted(bench.doc_of.items()):
             doc_passages.setdefault(d, []).append(pid)
@@ -140,7 +140,6 @@ def dump(args) -> None:
             top, feats = doc_features(bench, c.claim, ranked, members, order, doc_passages, docs_by_id)
             rows.append({"id": c.id, "claim": c.claim, "gold": sorted(c.gold_docs), "admitted": admitted,
                          "shipped": bench.docs(ranked), "top": top, "feats": feats,
-                         "head_docs": list(dict.fromkeys(x.passage.doc_ext_id for x in order)),
                          "features_ms": 1000 * (time.perf_counter() - t1)})
     r5 = np.mean([len(set(r["shipped"][:5]) & set(r["gold"])) / len(r["gold"]) for r in rows])
     print(f"{args.claims}: {len(rows)} claims, {sum(r['admitted'] for r in rows)} admitted, shipped doc R@5 "

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see tui/cli.py: no spin-waiting under load
+# models/llm_batch.py records its kernel check per machine: the tests' own records, never the user's
+if "CLAIMSCOPE_CACHE_DIR" not in os.environ:
+    os.environ["CLAIMSCOPE_CACHE_DIR"] = tempfile.mkdtemp(prefix="claimscope-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["CLAIMSCOPE_CACHE_DIR"], True)
 # The suite's verdict and probability assertions run on the verifier's fp32 export: torch's
 # probabilities on every x86-64 CPU (to ~1e-6). The default int8 copy's integer kernels differ
 # between CPUs (AVX-512 VNNI vs AVX2's saturating u8×s8 products), so it is checked against fp32

@@ -15,7 +15,7 @@ from core.decompose.atomic import (
     AtomicDecomposer,
     _overlap,
 )
-from core.decompose.llm import invented_words, lost_negation
+from core.decompose.llm import FIELD_NOTE, invented_words, lost_negation
 from core.decompose.rules import RulesDecomposer
 from core.text import STOPWORDS, words
 from models.atomic import flat_messages, messages, parse_answer, repeats
@@ -381,3 +381,48 @@ def test_a_fact_whose_pronoun_is_of_the_other_gender_keeps_it():
     assert resolve_pronoun("She won two Nobel Prizes.", curie) == "Marie Curie won two Nobel Prizes."
     assert resolve_pronoun("He died in 1906.", curie) == "He died in 1906."
     assert resolve_pronoun("He died in 1906.", Topic("Pierre Curie")) == "Pierre Curie died in 1906."  # gender unknown
+
+
+ANSWER = ("Lanny Flaherty is an American actor born on December 18, 1949, in Pensacola, Florida. "
+          "He has appeared in numerous films, television shows, and theater productions. "
+          "Flaherty graduated from the University of Southern Mississippi in 1972.")
+
+
+class ManyLLM(FakeLLM):
+    """A fake that also answers several calls at once, as models.llm.LLM.generate_many does."""
+
+    batched_calls = True
+
+    def generate_many(self, conversations, max_tokens: int = 256, **kw) -> list[str]:
+        self.many = list(conversations)
+        return [f"- Fact {i} of Lanny Flaherty." if i else self.answer for i in range(len(conversations))]
+
+
+def test_the_walks_sentences_are_asked_of_the_model_together_and_used(rules):
+    """The atomic decomposer asks for every sentence the walk will give the model at once
+    (the field line and the uncheckable sentence are not among them), then uses those answers;
+    nothing is asked twice."""
+    llm = ManyLLM("- Lanny Flaherty is an American actor.")
+    dec = AtomicDecomposer(llm, fallback_factory=lambda: rules, complement=False)
+    text = ANSWER + "\nBorn: 18 December 1949, Pensacola\nThanks!"
+    claims = dec.decompose(text)
+    assert [m[1][1][-2].text for m in llm.many] == [s for s in ANSWER.replace(". ", ".\n").splitlines()]
+    assert llm.prompts == [] and dec.stats["batched_sentences"] == 3
+    assert [c.text for c in claims if c.note is None] == ["Lanny Flaherty is an American actor."]
+    assert [c.text for c in claims if c.note == FIELD_NOTE] == ["Lanny Flaherty was born on 18 December 1949."]
+    assert [c.note for c in claims if not c.checkable] == ["fragment"]
+    dec.batch_sentences = False
+    dec.decompose(text)
+    assert len(llm.prompts) == 3
+
+
+def test_batched_and_one_by_one_decompositions_are_the_same(atomic):
+    """On the shipped model: the same claims either way, on any machine (models.llm.LLM.generate_many
+    decodes together only where this machine passes its check)."""
+    atomic.batch_sentences = False
+    alone = atomic.decompose(ANSWER)
+    atomic.batch_sentences = True
+    before = atomic.stats["batched_sentences"] + atomic.stats["unbatched_sentences"]
+    assert atomic.decompose(ANSWER) == alone
+    assert atomic.stats["batched_sentences"] + atomic.stats["unbatched_sentences"] - before == 3
+    assert len([c for c in alone if c.note is None]) >= 4, alone

@@ -435,12 +435,11 @@ class LLM:
         self.batched_calls = False
         if len(prompts) < 2 or max_seq < 2 or self._on_gpu():
             return [self.generate(c, max_tokens=max_tokens, stop_when=stop_when) for c in conversations]
-        need = max(len(p) + min(max_tokens, self.n_ctx - len(p)) for p in prompts)
         if self._batched is None or (self._batched and (self._batched.n_seq != max_seq
                                                         or not self._batched.fits(prompts, max_tokens))):
-            from models.llm_batch import CTX_SEQ, BatchedGreedy
+            from models.llm_batch import CTX_SEQ, BatchedGreedy, stream_cells
 
-            size = max(CTX_SEQ, -(-need // 256) * 256)
+            size = max(CTX_SEQ, -(-stream_cells(prompts, max_tokens, self.n_ctx) // 256) * 256)
             try:
                 self._batched = BatchedGreedy(self, max_seq, size)
             except ModelError:

@@ -52,6 +52,16 @@ CHECK_PREFIX = 8
 CACHE_ENV = "CLAIMSCOPE_CACHE_DIR"
 
 
+def answer_room(prompt: Sequence[int], max_tokens: int, n_ctx: int) -> int:
+    """The most tokens an answer to ``prompt`` may have, as ``LLM.generate`` cuts ``max_tokens``."""
+    return min(max_tokens, n_ctx - len(prompt))
+
+
+def stream_cells(prompts: Sequence[Sequence[int]], max_tokens: int, n_ctx: int) -> int:
+    """The cache cells one stream needs for the longest of these prompts with its answer."""
+    return max(len(p) + answer_room(p, max_tokens, n_ctx) for p in prompts)
+
+
 class BatchedGreedy:
     """Greedy decoding of up to ``n_seq`` prompts at a time over an :class:`models.llm.LLM`'s
     loaded weights, in a llama.cpp context of its own (one cache stream per sequence)."""
@@ -149,10 +159,11 @@ class BatchedGreedy:
         ``tokens``, then the next one decoded alone in the sequential context (as
         ``create_completion`` decodes), and here with every row count from 1 to ``n_seq``. Read
         from the record of an earlier check on this machine, model, build and thread count when
-        there is one (:meth:`_record`); else measured (about 0.4 s) and recorded."""
+        there is one (:meth:`_record`); else measured (about 0.5 s) and recorded."""
         if self._invariant is not None:
             return self._invariant
-        record = self._record()
+        machine = self._machine()
+        record = self._record(machine)
         if record is not None and record.is_file():
             try:
                 self._invariant = bool(json.loads(record.read_text(encoding="utf-8"))["invariant"])
@@ -184,7 +195,7 @@ class BatchedGreedy:
             try:
                 record.parent.mkdir(parents=True, exist_ok=True)
                 tmp = record.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_text(json.dumps({"invariant": ok, **self._machine()}, indent=1) + "\n", encoding="utf-8")
+                tmp.write_text(json.dumps({"invariant": ok, **machine}, indent=1) + "\n", encoding="utf-8")
                 tmp.replace(record)
             except OSError:
                 pass  # not writable: the next process checks again
@@ -217,15 +228,16 @@ class BatchedGreedy:
             "prompt_block": self.block, "n_ctx_seq": self.n_ctx_seq, "check": "v1",
         }
 
-    def _record(self) -> Path | None:
-        """The file that records the check for this machine (None where it cannot be named)."""
+    def _record(self, machine: dict | None = None) -> Path | None:
+        """The file that records the check for ``machine`` (default: this one's, :meth:`_machine`);
+        None where it cannot be named."""
         try:
             root = os.environ.get(CACHE_ENV)
             if not root:
                 from platformdirs import user_cache_dir
 
                 root = user_cache_dir("claimscope")
-            key = hashlib.sha256(json.dumps(self._machine(), sort_keys=True).encode()).hexdigest()[:20]
+            key = hashlib.sha256(json.dumps(machine or self._machine(), sort_keys=True).encode()).hexdigest()[:20]
         except (OSError, ImportError):
             return None
         return Path(root) / "llm-batch" / f"{key}.json"
@@ -235,7 +247,7 @@ class BatchedGreedy:
                  stop_when: Callable[[str], bool] | None = None) -> list[str]:
         """The greedy answer text of each prompt (token ids of rendered chats), in order. Up to
         ``n_seq`` decode together; a stream that finishes takes the next prompt waiting."""
-        limit = [min(max_tokens, self.llm.n_ctx - len(p)) for p in prompts]  # as LLM.generate
+        limit = [answer_room(p, max_tokens, self.llm.n_ctx) for p in prompts]
         if not self.fits(prompts, max_tokens):
             raise ValueError("a prompt and its answer do not fit a stream of this context; see fits()")
         self._L.llama_memory_clear(self._mem, True)
@@ -268,14 +280,14 @@ class BatchedGreedy:
 
     def fits(self, prompts: Sequence[list[int]], max_tokens: int) -> bool:
         """Whether every prompt and its longest answer fit one stream of this context."""
-        return all(len(p) + min(max_tokens, self.llm.n_ctx - len(p)) <= self.n_ctx_seq for p in prompts)
+        return stream_cells(prompts, max_tokens, self.llm.n_ctx) <= self.n_ctx_seq
 
     def _text(self, out: list[int], prompt: Sequence[int]) -> str:
         return self.llm.llama.detokenize(out, prev_tokens=list(prompt)).decode("utf-8", errors="ignore")
 
     def _take(self, p: int, tok: int, outs, prompts, limit, stop_when) -> bool:
         """Append ``tok`` to answer ``p`` unless the answer ends here; True while it goes on."""
-        if stop_when is not None and outs[p] and stop_when(self._text(outs[p], prompts[p])):
+        if stop_when is not None and stop_when(self._text(outs[p], prompts[p])):
             return False
         if self._L.llama_vocab_is_eog(self._vocab, tok):
             return False

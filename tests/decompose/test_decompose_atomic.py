@@ -425,4 +425,4 @@ def test_batched_and_one_by_one_decompositions_are_the_same(atomic):
     before = atomic.stats["batched_sentences"] + atomic.stats["unbatched_sentences"]
     assert atomic.decompose(ANSWER) == alone
     assert atomic.stats["batched_sentences"] + atomic.stats["unbatched_sentences"] - before == 3
-    assert len([c for c in alone if c.note is None]) >= 4, alone
+    assert len([c for c in alone if c.note is None]) >= 3, alone  # the model's own facts, not only rules

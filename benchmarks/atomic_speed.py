@@ -92,7 +92,9 @@ def per_call() -> dict:
     out["n_threads"], out["n_threads_batch"] = llm.n_threads, llm.n_threads_batch
 
     calls = []
-    dec = AtomicDecomposer(llm, fallback_factory=lambda: rules)
+    # one call at a time, so that each call's own prompt and decode time is what is read (batched, the
+    # answer's calls are made together before the walk, and each `facts` call only reads its answer)
+    dec = AtomicDecomposer(llm, fallback_factory=lambda: rules, batch_sentences=False)
     orig = dec.facts
 
     def facts(sentence: str, context: str) -> list[str]:

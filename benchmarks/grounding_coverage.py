@@ -22,6 +22,15 @@ Steps::
         --json benchmarks/results/grounding_coverage_ablation.json
 
 The rows file holds SciFact text, so it goes to a temporary path, never into the repository.
+
+Session 41 asks the same of the cosine baseline (``--features score,cosine`` and
+``score,cosine,lexical``), fitted on the grounding fit pool (``benchmarks/grounding_fit_pool.py``:
+WiCE and ExpertQA dev rows no figure scores) with each domain weighing the same
+(``--balance-domains``); the reports then need ``eval grounding`` with its baselines (the cosine
+is in ``rows`` only when the cosine baseline ran)::
+
+    python benchmarks/grounding_coverage.py fit --train pool.json --features score,cosine --balance-domains \
+        --dev wice.json --dev expertqa.json --dev factcheck_gpt.json --json OUT.json
 """
 
 from __future__ import annotations
@@ -58,10 +67,21 @@ def write_rows(claims: Path, corpus: Path, out: Path) -> tuple[int, int]:
     return n, pos
 
 
-def features(report: Path) -> tuple[np.ndarray, list[int], dict]:
+def features(report: Path, names: tuple[str, ...] = ("score", "lexical")) -> tuple[np.ndarray, list[int], dict]:
+    """The report's rows as a (rows × ``names``) matrix, their labels, and the report."""
     d = json.loads(report.read_text())
     rows = d["rows"]
-    return np.array([[r["score"], r["lexical"]] for r in rows]), [r["label"] for r in rows], d
+    missing = [n for n in names if n not in rows[0]]
+    if missing:
+        raise SystemExit(f"{report}: rows have no {', '.join(missing)} (run eval grounding with its baselines)")
+    return np.array([[r[n] for n in names] for r in rows]), [r["label"] for r in rows], d
+
+
+def domain_weights(report: dict) -> np.ndarray:
+    """Row weights under which every domain of the report weighs the same in total."""
+    domains = [r["domain"] for r in report["rows"]]
+    counts = {d: domains.count(d) for d in set(domains)}
+    return np.array([len(domains) / (len(counts) * counts[d]) for d in domains])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     f = sub.add_parser("fit", help="fit on the train report, score the dev reports")
     f.add_argument("--train", type=Path, required=True)
     f.add_argument("--dev", type=Path, action="append", required=True)
+    f.add_argument("--features", default="score,lexical", help="row fields beside each other (score first)")
+    f.add_argument("--balance-domains", action="store_true", help="each domain of --train weighs the same")
     f.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     if args.cmd == "rows":
@@ -81,23 +103,32 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{n} rows ({pos} supported) -> {args.out}")
         return 0
 
+    from grounding_paired import paired_bacc
     from sklearn.linear_model import LogisticRegression
 
-    x, y, _ = features(args.train)
-    model = LogisticRegression(C=1.0).fit(x, y)
-    out = {"fitted_on": f"{args.train.name}: {len(y)} rows, {sum(y)} supported",
-           "weights": {"bias": float(model.intercept_[0]), "score": float(model.coef_[0][0]),
-                       "lexical": float(model.coef_[0][1])},
-           "train_auc": {"score": roc_auc(y, x[:, 0]), "lexical": roc_auc(y, x[:, 1])}, "dev": {}}
+    names = tuple(args.features.split(","))
+    if names[0] != "score":
+        raise SystemExit("--features must start with score")
+    x, y, train = features(args.train, names)
+    weights = domain_weights(train) if args.balance_domains else None
+    model = LogisticRegression(C=1.0).fit(x, y, sample_weight=weights)
+    out = {"fitted_on": f"{args.train.name}: {len(y)} rows, {sum(y)} supported"
+                        + (", each domain weighing the same" if weights is not None else ""),
+           "features": list(names),
+           "weights": {"bias": float(model.intercept_[0]), **{n: float(w) for n, w in zip(names, model.coef_[0], strict=True)}},
+           "train_auc": {n: roc_auc(y, x[:, i]) for i, n in enumerate(names)}, "dev": {}}
     for path in args.dev:
-        xd, yd, rep = features(path)
+        xd, yd, rep = features(path, names)
         p = model.predict_proba(xd)[:, 1]
         threshold = rep["systems"]["embedded"]["threshold"]
+        shipped = (xd[:, 0] > threshold).astype(int)
+        combined = (p > 0.5).astype(int)
         out["dev"][rep["dataset"]] = {
             "n": len(yd),
-            "shipped": {"bacc": bacc(yd, [int(s > threshold) for s in xd[:, 0]]), "auc": roc_auc(yd, xd[:, 0])},
-            "lexical_auc": roc_auc(yd, xd[:, 1]),
-            "with_coverage": {"bacc": bacc(yd, [int(q > 0.5) for q in p]), "auc": roc_auc(yd, p)},
+            "shipped": {"bacc": bacc(yd, shipped.tolist()), "auc": roc_auc(yd, xd[:, 0])},
+            **{f"{n}_auc": roc_auc(yd, xd[:, i]) for i, n in enumerate(names) if i},
+            "with_coverage": {"bacc": bacc(yd, combined.tolist()), "auc": roc_auc(yd, p),
+                              "paired_vs_shipped": paired_bacc(np.array(yd), shipped, combined)},
         }
     for name in ("shipped", "with_coverage"):
         out[f"mean_bacc_{name}"] = float(np.mean([v[name]["bacc"] for v in out["dev"].values()]))

@@ -29,7 +29,8 @@ allowed — so the shipped aggregation is a measured choice.
 Claim-Split (``--split-claims rules|atomic``; WiCE, Kamoi et al. 2023 §5): each claim is
 decomposed first and scores the min over its parts. Measured on WiCE and not the default
 (docs/benchmarks.md, "Two ideas for given documents"). Every report lists its ``rows`` (id,
-label, score, lexical share) so that two runs can be paired.
+label, score, lexical share, and the cosine when that baseline ran) so that two runs can be paired
+and the signals combined (``benchmarks/grounding_coverage.py``).
 
 Loaders (``--dataset``) write this row format from:
 
@@ -354,6 +355,7 @@ def evaluate_grounding(
     })
     systems: dict[str, Any] = {"embedded": embedded}
     skipped: dict[str, str] = {}
+    cos: list[float] = []
     manifests: dict[str, Any] = {"embedded": verifier.nli.ref.manifest()}
     if baselines:
         systems["baseline:lexical"] = _baseline(rows, lexical, fit_idx, eval_idx, "largest share of the claim's content "
@@ -364,7 +366,6 @@ def evaluate_grounding(
             embedder = embedder_factory()
             manifests["baseline:cosine"] = embedder.ref.manifest()
             t0 = time.perf_counter()
-            cos = []
             for r, texts in zip(rows, passages_text, strict=True):
                 vecs = embedder.encode([r.claim, *texts])
                 cos.append(float((vecs[1:] @ vecs[0]).max()))
@@ -394,9 +395,11 @@ def evaluate_grounding(
                      "data": {"path": str(path), "sha256": _sha256(path)}},
         "timing": {"wall_s": time.perf_counter() - t_wall, "predict_s": predict_s},
         "machine": machine(),
-        # per row, for paired comparisons between runs (ids and numbers only, no dataset text)
-        "rows": [{"id": r.id, "domain": r.domain, "label": r.label, "score": round(s, 6), "lexical": round(x, 6)}
-                 for r, s, x in zip(rows, scores, lexical, strict=True)],
+        # per row, for paired comparisons between runs (ids and numbers only, no dataset text);
+        # the cosine baseline's value too when it ran
+        "rows": [{"id": r.id, "domain": r.domain, "label": r.label, "score": round(s, 6), "lexical": round(x, 6),
+                  **({"cosine": round(cos[i], 6)} if cos else {})}
+                 for i, (r, s, x) in enumerate(zip(rows, scores, lexical, strict=True))],
     }
     if ablations:
         report["ablations"] = {

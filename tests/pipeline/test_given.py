@@ -206,6 +206,14 @@ def test_eval_grounding_reports_per_domain_with_baselines(runner, tmp_path, data
     assert emb["bacc"] == pytest.approx(sum(d["bacc"] for d in emb["domains"].values()) / 2)
     assert emb["threshold"] == 0.6 and emb["s_per_pair"] > 0
     assert {"baseline:lexical", "baseline:cosine"} <= set(report["systems"])
+    # each row carries the values the baselines ranked by, so that runs can be paired and combined
+    from core.evaluate.grounding import roc_auc
+
+    labels = [r["label"] for r in report["rows"]]
+    for name, low in (("lexical", 0.0), ("cosine", -1.0)):
+        assert all(low <= r[name] <= 1.0 for r in report["rows"])
+        auc = roc_auc(labels, [r[name] for r in report["rows"]])
+        assert auc == pytest.approx(report["systems"][f"baseline:{name}"]["auc"], abs=1e-5)
 
 
 def test_eval_grounding_bad_row_names_file_and_line(runner, tmp_path):

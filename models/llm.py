@@ -30,6 +30,7 @@ import json
 import os
 import re
 import struct
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -251,7 +252,8 @@ def default_threads() -> int:
 
 
 class LLM:
-    """One GGUF model, loaded lazily on first use and once per object (no global cache)."""
+    """One GGUF model, loaded lazily on first use (or in the background after :meth:`preload`) and
+    once per object (no global cache)."""
 
     def __init__(
         self, ref: LLMRef, *, n_ctx: int = 2048, n_threads: int | None = None,
@@ -269,6 +271,9 @@ class LLM:
         self._n_gpu_layers = n_gpu_layers
         self.seed = seed
         self._llama = None
+        self._load_lock = threading.Lock()  # one load, whether preloaded or loaded on first use
+        self._preloading: threading.Thread | None = None
+        self._preload_error: BaseException | None = None
         self._formatter = None
         self._add_bos = False
         self._batched = None  # models.llm_batch.BatchedGreedy, made on the first generate_many (False: none)
@@ -277,10 +282,42 @@ class LLM:
     # -- loading ---------------------------------------------------------------------
     @property
     def llama(self):
-        """The llama_cpp.Llama object (loaded on first access)."""
+        """The llama_cpp.Llama object (loaded on first access, or by :meth:`preload`)."""
         if self._llama is None:
-            self._load()
+            loader = self._preloading
+            if loader is not None:
+                loader.join()
+                if self._preload_error is not None:
+                    error, self._preload_error, self._preloading = self._preload_error, None, None
+                    raise error
+            self._load_once()
         return self._llama
+
+    def preload(self) -> None:
+        """Start loading the model in a background thread; the first use waits for it.
+
+        Why: a decomposer's first call loads spaCy (about 1.3–2 s, Python) and this model
+        (0.2–0.4 s, mostly inside llama.cpp, which runs without the GIL); loaded side by side,
+        the two took 1.53–1.56 s where one after the other took 1.75–1.96 s on an AMD EPYC
+        without AVX-512 (docs/benchmarks.md, issue 17). A load error is raised at first use, as
+        without a preload. The thread is a daemon, so a process that never uses the model does not
+        wait for it at exit."""
+        with self._load_lock:
+            if self._llama is not None or self._preloading is not None:
+                return
+            self._preloading = threading.Thread(target=self._preload, name="claimscope-llm-load", daemon=True)
+            self._preloading.start()
+
+    def _preload(self) -> None:
+        try:
+            self._load_once()
+        except BaseException as exc:  # handed to the first use (llama), which raises it
+            self._preload_error = exc
+
+    def _load_once(self) -> None:
+        with self._load_lock:
+            if self._llama is None:
+                self._load()
 
     def _load(self) -> None:
         # OpenMP threads must sleep, not spin, while they wait: measured on the loaded 2-core

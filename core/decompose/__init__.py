@@ -51,10 +51,14 @@ def make_decomposer(name: str, splitter_factory, llm_spec: str | None = None, sp
         from core.decompose.llm import LLMDecomposer
         from models.llm import load_llm
 
-        return LLMDecomposer(load_llm(llm_spec), nlp_factory=nlp, fallback_factory=fallback)
+        llm = load_llm(llm_spec)
+        llm.preload()  # beside spaCy's load, which the first call needs first (LLM.preload)
+        return LLMDecomposer(llm, nlp_factory=nlp, fallback_factory=fallback)
     if name == "atomic":
         from core.decompose.atomic import AtomicDecomposer
         from models.atomic import load_atomic_llm
 
-        return AtomicDecomposer(load_atomic_llm(), nlp_factory=nlp, fallback_factory=fallback, resolve_pronouns=standalone)
+        llm = load_atomic_llm()
+        llm.preload()  # beside spaCy's load, which the first call needs first (LLM.preload)
+        return AtomicDecomposer(llm, nlp_factory=nlp, fallback_factory=fallback, resolve_pronouns=standalone)
     raise InputError(f"unknown decomposer {name!r} (available: {', '.join(DECOMPOSERS)})")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -140,3 +142,26 @@ def test_judge_plugs_into_the_verifier_and_windows_long_evidence(llm):
     expected = ("conflicting" if e > t.conflict and c > t.conflict else "supported" if e > t.support
                 else "refuted" if c > t.refute else "not_enough_info")
     assert v.label == expected
+
+
+def test_a_preloaded_model_answers_as_one_loaded_on_first_use(llm, tmp_path):
+    from models.llm import LLM
+
+    preloaded = load_llm("embedded")
+    preloaded.preload()
+    preloaded.preload()  # a second call neither loads again nor waits
+    msgs = [("user", "Say hello.")]
+    assert preloaded.generate(msgs, max_tokens=16) == llm.generate(msgs, max_tokens=16)
+    assert preloaded._preloading is not None and not preloaded._preloading.is_alive()
+    # a model that fails to load in the background fails at its first use, as without a preload
+    ref = resolve_llm("embedded")
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(ref.path.read_bytes()[: 1 << 20])  # a GGUF header whose tensors are cut off
+    bad = LLM(dataclasses.replace(ref, path=broken))
+    bad.preload()
+    bad._preloading.join()
+    assert isinstance(bad._preload_error, ModelError)  # failed in the background thread, kept for the first use
+    with pytest.raises(ModelError, match="could not load LLM"):
+        _ = bad.llama
+    with pytest.raises(ModelError, match="could not load LLM"):  # and again, loading on this thread
+        _ = bad.llama

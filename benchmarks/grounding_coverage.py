@@ -31,6 +31,12 @@ is in ``rows`` only when the cosine baseline ran)::
 
     python benchmarks/grounding_coverage.py fit --train pool.json --features score,cosine --balance-domains \
         --dev wice.json --dev expertqa.json --dev factcheck_gpt.json --json OUT.json
+
+Session 42 gates the combination by the document's length (``--gate-words N --docs ROWS``, ROWS being
+``eval grounding --convert`` / ``grounding_fit_pool.py`` rows that give each id its document): it is
+fitted on the train rows whose document has at least N words and decides only those; shorter
+documents keep the shipped rule. Why: every coverage-style signal so far helped WiCE's long pages
+and lost on the short evidence sets, whose cut does not carry over.
 """
 
 from __future__ import annotations
@@ -77,6 +83,29 @@ def features(report: Path, names: tuple[str, ...] = ("score", "lexical")) -> tup
     return np.array([[r[n] for n in names] for r in rows]), [r["label"] for r in rows], d
 
 
+def doc_words(paths: list[Path]) -> dict[str, int]:
+    """Each row id's document length in words, from converted rows files (they hold the text)."""
+    out: dict[str, int] = {}
+    for path in paths:
+        for line in path.read_text().splitlines():
+            if line.strip():
+                r = json.loads(line)
+                out[r["id"]] = len(r["doc"].split())
+    return out
+
+
+def gated(report: dict, words: dict[str, int] | None, gate: int | None) -> np.ndarray:
+    """Which rows the combination decides: all without a gate, else those whose document has
+    at least ``gate`` words."""
+    rows = report["rows"]
+    if gate is None:
+        return np.ones(len(rows), dtype=bool)
+    missing = [r["id"] for r in rows if r["id"] not in words]
+    if missing:
+        raise SystemExit(f"--docs give no document for {len(missing)} rows (first: {missing[0]})")
+    return np.array([words[r["id"]] >= gate for r in rows])
+
+
 def domain_weights(report: dict) -> np.ndarray:
     """Row weights under which every domain of the report weighs the same in total."""
     domains = [r["domain"] for r in report["rows"]]
@@ -96,6 +125,10 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("--dev", type=Path, action="append", required=True)
     f.add_argument("--features", default="score,lexical", help="row fields beside each other (score first)")
     f.add_argument("--balance-domains", action="store_true", help="each domain of --train weighs the same")
+    f.add_argument("--gate-words", type=int, default=None,
+                   help="fit on, and decide, only rows whose document has at least this many words")
+    f.add_argument("--docs", type=Path, action="append", default=[],
+                   help="converted rows files giving each id its document (with --gate-words)")
     f.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     if args.cmd == "rows":
@@ -109,11 +142,19 @@ def main(argv: list[str] | None = None) -> int:
     names = tuple(args.features.split(","))
     if names[0] != "score":
         raise SystemExit("--features must start with score")
+    if (args.gate_words is None) != (not args.docs):
+        raise SystemExit("--gate-words and --docs go together")
+    words = doc_words(args.docs) if args.docs else None
     x, y, train = features(args.train, names)
+    keep = gated(train, words, args.gate_words)
+    train = {**train, "rows": [r for r, k in zip(train["rows"], keep, strict=True) if k]}
+    x, y = x[keep], [v for v, k in zip(y, keep, strict=True) if k]
     weights = domain_weights(train) if args.balance_domains else None
     model = LogisticRegression(C=1.0).fit(x, y, sample_weight=weights)
     out = {"fitted_on": f"{args.train.name}: {len(y)} rows, {sum(y)} supported"
+                        + (f", documents of >= {args.gate_words} words" if args.gate_words is not None else "")
                         + (", each domain weighing the same" if weights is not None else ""),
+           "gate_words": args.gate_words,
            "features": list(names),
            "weights": {"bias": float(model.intercept_[0]), **{n: float(w) for n, w in zip(names, model.coef_[0], strict=True)}},
            "train_auc": {n: roc_auc(y, x[:, i]) for i, n in enumerate(names)}, "dev": {}}
@@ -122,9 +163,14 @@ def main(argv: list[str] | None = None) -> int:
         p = model.predict_proba(xd)[:, 1]
         threshold = rep["systems"]["embedded"]["threshold"]
         shipped = (xd[:, 0] > threshold).astype(int)
-        combined = (p > 0.5).astype(int)
+        g = gated(rep, words, args.gate_words)
+        combined = np.where(g, (p > 0.5).astype(int), shipped)
+        p = np.where(g, p, xd[:, 0])  # ungated rows rank by the shipped score (another scale: see gated_auc)
+        ya = np.array(yd)
         out["dev"][rep["dataset"]] = {
-            "n": len(yd),
+            "n": len(yd), "gated": int(g.sum()),
+            "gated_auc": ({"shipped": roc_auc(ya[g].tolist(), xd[g, 0]), "combined": roc_auc(ya[g].tolist(), p[g])}
+                          if args.gate_words is not None and 0 < ya[g].sum() < g.sum() else None),
             "shipped": {"bacc": bacc(yd, shipped.tolist()), "auc": roc_auc(yd, xd[:, 0])},
             **{f"{n}_auc": roc_auc(yd, xd[:, i]) for i, n in enumerate(names) if i},
             "with_coverage": {"bacc": bacc(yd, combined.tolist()), "auc": roc_auc(yd, p),

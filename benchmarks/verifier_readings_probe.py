@@ -35,11 +35,10 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import numpy as np
 
 from core.verify.verdict_model import numbers
-from models.nli import CONTRADICT, ENTAIL, NEUTRAL, WindowedPrediction, load_nli
+from models.nli import CONTRADICT, ENTAIL, LABELS, NEUTRAL, WindowedPrediction, load_nli
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
-LABELS = ("entailment", "neutral", "contradiction")
+DATA = Path(os.environ.get("CLAIMSCOPE_SHARED_DATA", ROOT.parent / "shared" / "data"))
 
 
 def symmetric(forward: np.ndarray, reverse: np.ndarray) -> np.ndarray:

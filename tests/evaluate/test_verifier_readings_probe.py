@@ -62,6 +62,16 @@ def test_the_symmetric_reading_reverses_only_contradicted_pairs_over_their_decid
     assert quiet.seen == [("e", "CLAIM")]  # below the floor: no reverse pass
 
 
+def test_the_number_reading_moves_entailment_to_contradiction_only_where_numbers_clash():
+    nli = _Fixed([0.7, 0.2, 0.1], [0.0, 0.0, 1.0])
+    reading = Reading(nli, "numbers")
+    out = reading.predict([("He won the prize in 1921.", "He won the prize in 1935."),
+                           ("He won the prize in 1921.", "He won the prize in 1921."),
+                           ("He won the prize.", "He won the prize in 1935.")])
+    np.testing.assert_allclose(out, [[0.0, 0.2, 0.8], [0.7, 0.2, 0.1], [0.7, 0.2, 0.1]])
+    assert reading.changed == 1 and reading.reverse_pairs == 0
+
+
 def test_the_length_gate_sends_only_long_documents_and_names_a_missing_one(tmp_path):
     rows = tmp_path / "rows.jsonl"
     rows.write_text("\n".join(json.dumps({"id": i, "doc": " ".join(["w"] * n)}) for i, n in (("a", 250), ("b", 40))))

@@ -24,7 +24,7 @@ from pathlib import Path
 from core.decompose import DECOMPOSERS
 from core.errors import InputError
 from core.retrieve.expand import PRESETS
-from core.retrieve.searcher import DEFAULT_MODE, MODES
+from core.retrieve.modes import DEFAULT_MODE, MODES
 from core.verify.base import SENTENCE_CHOICES, Thresholds
 
 _T = Thresholds()

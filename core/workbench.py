@@ -15,12 +15,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sqlite_utils
-
-from core.ingest.index import Progress
 from core.settings import ENV_CONFIG, Settings
+
+if TYPE_CHECKING:  # annotations only: a command that never opens the store or indexes starts without them
+    import sqlite_utils
+
+    from core.ingest.index import Progress
 
 
 @dataclass(frozen=True)

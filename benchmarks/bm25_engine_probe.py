@@ -1,0 +1,100 @@
+"""BM25 with Tantivy for every source instead of SQLite FTS5 below 30,000 passages: measured
+against a rule written first (issue 21).
+
+Why: sources under ``TANTIVY_MIN_PASSAGES`` (SciFact, Climate-FEVER, WiCE, wiki-vital) are searched
+with FTS5 (Porter stemmer, one set of statistics over title and text); larger ones with Tantivy
+(Snowball English, per-field statistics). Issue 19's comparison read SciFact dev passage BM25 R@5
+.882 (FTS5) against .897 (Tantivy), but no hybrid figure was ever taken with Tantivy as the BM25
+member. This runs ``eval retrieval``'s own code twice on the same database and claims, once as
+shipped and once with every source on Tantivy (the shipped fusion weights unchanged), and pairs
+the two per claim.
+
+    PYTHONPATH=. python benchmarks/bm25_engine_probe.py --dataset scifact \\
+        --claims ../shared/data/scifact/claims_dev.jsonl --corpus ../shared/data/scifact/corpus.jsonl \\
+        --db /tmp/s43/scifact.db --json benchmarks/results/bm25_engine_probe_scifact_dev.json
+
+Nothing here changes what ships: the engine is switched inside this process only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+MODES = ["bm25", "dense", "hybrid-sentence"]
+
+
+def run(args: argparse.Namespace, engine: str) -> tuple[dict, dict[str, list[float]]]:
+    """One ``evaluate_retrieval`` on ``engine`` ("fts5": as shipped; "tantivy": every source),
+    with each system's per-claim document recall@5."""
+    import core.evaluate.retrieval as er
+    from core.evaluate.metrics import recall_at_k
+    from core.retrieve.searcher import BM25Retriever
+    from core.settings import Settings
+    from core.workbench import Workbench
+
+    per_claim: list[list[float]] = []
+    original_metrics = er.ir_metrics
+
+    def capture(rankings, claims, ks):
+        per_claim.append([recall_at_k(r, c.gold_docs, 5) for r, c in zip(rankings, claims, strict=True)])
+        return original_metrics(rankings, claims, ks)
+
+    defaults = BM25Retriever.__init__.__defaults__
+    er.ir_metrics = capture
+    if engine == "tantivy":
+        BM25Retriever.__init__.__defaults__ = (0,)
+    try:
+        wb = Workbench(Settings())
+        report = er.evaluate_retrieval(
+            claims_path=args.claims, corpus_path=args.corpus, modes=MODES, ks=[5, 10], index_kinds=["flat"],
+            embedder_factory=wb.embedder, splitter_factory=wb.splitter, dataset=args.dataset, db_path=args.db,
+            limit=args.limit)
+    finally:
+        er.ir_metrics = original_metrics
+        BM25Retriever.__init__.__defaults__ = defaults
+    return report, dict(zip(report["systems"], per_claim, strict=True))
+
+
+def pair(before: list[float], after: list[float]) -> dict:
+    """Per-claim recall@5 of two runs over the same claims: the mean change, and how many claims
+    rose and fell."""
+    if len(before) != len(after) or not before:
+        raise ValueError("the two runs must score the same, non-empty list of claims")
+    return {"delta_recall@5": sum(after) / len(after) - sum(before) / len(before),
+            "claims_up": sum(y > x for x, y in zip(before, after, strict=True)),
+            "claims_down": sum(y < x for x, y in zip(before, after, strict=True))}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dataset", required=True, choices=["scifact", "climate-fever", "wice"])
+    ap.add_argument("--claims", type=Path, required=True)
+    ap.add_argument("--corpus", type=Path, default=None)
+    ap.add_argument("--db", type=Path, required=True, help="the evaluation database (indexed on first use)")
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args(argv)
+    reports, claims = {}, {}
+    for engine in ("fts5", "tantivy"):
+        reports[engine], claims[engine] = run(args, engine)
+    keys = ["recall@5", "recall@10", "ndcg@10", "sentence_recall@5", "sentence_recall@10", "latency_ms_median",
+            "latency_ms_p95"]
+    table = {engine: {m: {k: rep["systems"][m].get(k) for k in keys} for m in MODES}
+             for engine, rep in reports.items()}
+    paired = {m: pair(claims["fts5"][m], claims["tantivy"][m]) for m in MODES}
+    out = {"dataset": args.dataset, "claims": str(args.claims), "n": reports["fts5"]["n"], "modes": MODES,
+           "table": table, "paired_tantivy_vs_fts5": paired, "reports": reports}
+    print(json.dumps({"table": table, "paired": paired}, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -5,5 +5,5 @@ Interface: :class:`~core.retrieve.searcher.Retriever` (``search(query, k, source
 FAISS, hybrid by reciprocal rank fusion, hyde / query2doc with an expansion) in ``searcher.py``.
 ``expand.py`` writes HyDE / Query2doc pseudo-documents (pure: the pipeline caches them);
 ``leakage.py`` audits whether an expansion restates the evidence. Retrieve reads its indexes
-from ``store``. To add a retriever, implement ``Retriever`` and add its mode to ``MODES``.
+from ``store``. To add a retriever, implement ``Retriever`` and add its mode to ``MODES`` (``modes.py``).
 """

@@ -13,6 +13,10 @@ the two per claim.
         --claims ../shared/data/scifact/claims_dev.jsonl --corpus ../shared/data/scifact/corpus.jsonl \\
         --db /tmp/s43/scifact.db --json benchmarks/results/bm25_engine_probe_scifact_dev.json
 
+``--engines tantivy`` runs the second pass alone (session 43's refit: the candidate ``fusion.json``
+was put in place for that run only; the refit itself was ``benchmarks/fit_fusion.py`` with
+``BM25Retriever``'s default switched the same way).
+
 Nothing here changes what ships: the engine is switched inside this process only.
 """
 
@@ -79,16 +83,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--db", type=Path, required=True, help="the evaluation database (indexed on first use)")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--engines", default="fts5,tantivy", help="which passes to run (the pairing needs both)")
     args = ap.parse_args(argv)
     reports, claims = {}, {}
-    for engine in ("fts5", "tantivy"):
+    engines = args.engines.split(",")
+    if not set(engines) <= {"fts5", "tantivy"}:
+        ap.error("--engines takes fts5 and/or tantivy")
+    for engine in engines:
         reports[engine], claims[engine] = run(args, engine)
     keys = ["recall@5", "recall@10", "ndcg@10", "sentence_recall@5", "sentence_recall@10", "latency_ms_median",
             "latency_ms_p95"]
     table = {engine: {m: {k: rep["systems"][m].get(k) for k in keys} for m in MODES}
              for engine, rep in reports.items()}
-    paired = {m: pair(claims["fts5"][m], claims["tantivy"][m]) for m in MODES}
-    out = {"dataset": args.dataset, "claims": str(args.claims), "n": reports["fts5"]["n"], "modes": MODES,
+    paired = {m: pair(claims["fts5"][m], claims["tantivy"][m]) for m in MODES} if len(engines) == 2 else None
+    out = {"dataset": args.dataset, "claims": str(args.claims), "n": reports[engines[0]]["n"], "modes": MODES,
            "table": table, "paired_tantivy_vs_fts5": paired, "reports": reports}
     print(json.dumps({"table": table, "paired": paired}, indent=1))
     if args.json:

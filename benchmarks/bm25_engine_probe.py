@@ -11,7 +11,7 @@ the two per claim.
 
     PYTHONPATH=. python benchmarks/bm25_engine_probe.py --dataset scifact \\
         --claims ../shared/data/scifact/claims_dev.jsonl --corpus ../shared/data/scifact/corpus.jsonl \\
-        --db /tmp/s43/scifact.db --json benchmarks/results/bm25_engine_probe_scifact_dev.json
+        --db DB --json benchmarks/results/bm25_engine_probe_scifact_dev_s43.json
 
 ``--engines tantivy`` runs the second pass alone (session 43's refit: the candidate ``fusion.json``
 was put in place for that run only; the refit itself was ``benchmarks/fit_fusion.py`` with

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 # the same three systems, and the same per-claim pairing, as the Tantivy probe of session 43
-from bm25_engine_probe import MODES, pair  # noqa: E402
+from bm25_engine_probe import MODES, evaluate, pair  # noqa: E402
 
 # "long form (SF)": the parenthesised text, and the words before it in the same clause
 _PAREN = re.compile(r"\(([^()]{1,40})\)")
@@ -132,8 +132,6 @@ def run(args: argparse.Namespace, expand: bool) -> tuple[dict, dict[str, list[fl
     each system's per-claim document recall@5 (``info["queries"]``: the claims as retrieval saw them)."""
     import core.evaluate.retrieval as er
     from core.evaluate.metrics import recall_at_k
-    from core.settings import Settings
-    from core.workbench import Workbench
 
     per_claim: list[list[float]] = []
     original_metrics, original_load = er.ir_metrics, er.load_retrieval_set
@@ -156,11 +154,7 @@ def run(args: argparse.Namespace, expand: bool) -> tuple[dict, dict[str, list[fl
 
     er.ir_metrics, er.load_retrieval_set = capture, load
     try:
-        wb = Workbench(Settings())
-        report = er.evaluate_retrieval(
-            claims_path=args.claims, corpus_path=args.corpus, modes=MODES, ks=[5, 10], index_kinds=["flat"],
-            embedder_factory=wb.embedder, splitter_factory=wb.splitter, dataset=args.dataset, db_path=args.db,
-            limit=args.limit)
+        report = evaluate(args)
     finally:
         er.ir_metrics, er.load_retrieval_set = original_metrics, original_load
     return report, dict(zip(report["systems"], per_claim, strict=True)), info

@@ -39,8 +39,6 @@ def run(args: argparse.Namespace, engine: str) -> tuple[dict, dict[str, list[flo
     import core.evaluate.retrieval as er
     from core.evaluate.metrics import recall_at_k
     from core.retrieve.searcher import BM25Retriever
-    from core.settings import Settings
-    from core.workbench import Workbench
 
     per_claim: list[list[float]] = []
     original_metrics = er.ir_metrics
@@ -54,15 +52,25 @@ def run(args: argparse.Namespace, engine: str) -> tuple[dict, dict[str, list[flo
     if engine == "tantivy":
         BM25Retriever.__init__.__defaults__ = (0,)
     try:
-        wb = Workbench(Settings())
-        report = er.evaluate_retrieval(
-            claims_path=args.claims, corpus_path=args.corpus, modes=MODES, ks=[5, 10], index_kinds=["flat"],
-            embedder_factory=wb.embedder, splitter_factory=wb.splitter, dataset=args.dataset, db_path=args.db,
-            limit=args.limit)
+        report = evaluate(args)
     finally:
         er.ir_metrics = original_metrics
         BM25Retriever.__init__.__defaults__ = defaults
     return report, dict(zip(report["systems"], per_claim, strict=True))
+
+
+def evaluate(args: argparse.Namespace) -> dict:
+    """``eval retrieval``'s own code on the probe's claims and database, for :data:`MODES`, as
+    shipped (whatever the caller has switched in this process aside)."""
+    import core.evaluate.retrieval as er
+    from core.settings import Settings
+    from core.workbench import Workbench
+
+    wb = Workbench(Settings())
+    return er.evaluate_retrieval(
+        claims_path=args.claims, corpus_path=args.corpus, modes=MODES, ks=[5, 10], index_kinds=["flat"],
+        embedder_factory=wb.embedder, splitter_factory=wb.splitter, dataset=args.dataset, db_path=args.db,
+        limit=args.limit)
 
 
 def pair(before: list[float], after: list[float]) -> dict:

@@ -41,7 +41,7 @@ import sqlite_utils
 
 from core.errors import InputError
 from core.ingest.chunk import chunk
-from core.pipeline.runner import Pipeline, passage_evidence
+from core.pipeline.runner import ClaimResult, Pipeline, passage_evidence, verify_claim
 from core.retrieve.searcher import Hit
 from core.text import content_words
 from core.verify.verifier import ClaimVerdict, Verifier
@@ -180,6 +180,11 @@ def _by_hash(db: sqlite_utils.Database, source_id: int) -> dict[str, int]:
     return {h: doc_id for doc_id, h in sq.document_hashes(db, source_id).values()}
 
 
+def against_config(docs: Sequence[GivenDoc]) -> list[dict]:
+    """A run's ``config["against"]``: what :func:`given_from_config` reads back."""
+    return [{"document_id": d.document_id, "sha256": d.sha256, "title": d.title, "name": d.ext_id} for d in docs]
+
+
 def given_from_config(db: sqlite_utils.Database, config: dict) -> list[GivenDoc] | None:
     """The given documents of a stored run (None for a run over knowledge sources); a run
     reopens and resumes from these rows, without the original files."""
@@ -276,9 +281,7 @@ class GivenPipeline(Pipeline):
 
     def config(self) -> dict[str, Any]:
         config = super().config()
-        config["against"] = [
-            {"document_id": d.document_id, "sha256": d.sha256, "title": d.title, "name": d.ext_id} for d in self.docs
-        ]
+        config["against"] = against_config(self.docs)
         return config
 
     def _manifests(self) -> list[dict]:
@@ -351,6 +354,24 @@ def judge_text(
         hits = searcher.search(s)
         verdicts.append(verifier.verify(s, passage_evidence(hits), always_sets=always_sets))
     return TextJudgement(sentences, verdicts, verifier)
+
+
+def verify_given(workbench: Any, db: sqlite_utils.Database, options: Any, docs: Sequence[DocumentRecord],
+                 claim: str) -> ClaimResult:
+    """One claim against given documents as one stored run (``claimscope verify --against``): the
+    documents stored first, then every passage judged as a ``check --against`` run judges a claim
+    (:func:`given_verifier`). The claim is taken whole, as ``verify`` takes it over a knowledge
+    source: no decomposer. Why a command of its own: a fact-checker with one claim and the
+    documents it came with wants one verdict and its evidence, not an answer's claims."""
+    if not claim.strip():  # before any document is stored
+        raise InputError("the claim is empty")
+    if not docs:
+        raise InputError("give at least one document to check against")
+    s = workbench.settings
+    stored = store_given(db, docs, workbench.splitter(), s.chunk_words, s.chunk_overlap)
+    searcher = GivenSearcher(db, stored)
+    return verify_claim(db, searcher, given_verifier(workbench.verifier(options)), claim,  # type: ignore[arg-type]
+                        k=len(searcher.passages), mode=GIVEN_MODE, against=against_config(stored))
 
 
 # --------------------------------------------------------------------------- building

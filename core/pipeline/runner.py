@@ -427,9 +427,12 @@ def verify_claim(
     mode: str = DEFAULT_MODE,
     expander: Expander | None = None,
     splitter: Any = None,
+    against: list[dict] | None = None,
 ) -> ClaimResult:
     """One claim as a whole run (``claimscope verify``): expand (hyde / query2doc), retrieve,
-    verify, audit the expansion, store in one transaction."""
+    verify, audit the expansion, store in one transaction. ``against``: the run's given documents
+    (``config["against"]``, core/pipeline/given.py :func:`verify_given`), whose searcher embeds
+    nothing."""
     if not claim.strip():
         raise InputError("the claim is empty")
     expansion = expand_cached(db, expander, claim) if expander is not None else None
@@ -443,7 +446,11 @@ def verify_claim(
     nli_id = verifier.nli.ref.model_id
     thresholds = asdict(verifier.t)
     config: dict[str, Any] = {"kind": "verify", "sources": sources, "k": k, "mode": mode, "thresholds": thresholds}
-    manifests = [searcher.embedder.ref.manifest(), verifier.nli.ref.manifest(), machine_manifest()]
+    manifests = [verifier.nli.ref.manifest(), machine_manifest()]
+    if against is None:
+        manifests.insert(0, searcher.embedder.ref.manifest())
+    else:
+        config["against"] = against
     if expander is not None:
         config["expansion"] = expander.config()
         manifests.append({**expander.llm.ref.manifest(), "role": "expansion"})

@@ -126,6 +126,40 @@ def test_check_against_streams_a_stored_run_that_reopens_without_the_files(runne
     assert shown.exit_code == 0 and "given" in shown.output
 
 
+def test_verify_against_judges_one_claim_whole_and_stores_the_documents_with_the_run(runner, tmp_path, rag_files):
+    md, _jl, a, _b = rag_files
+    db = tmp_path / "v.db"
+    copied = next(s for s in a.doc.splitlines() if "tasteful" in s)  # one sentence of the page, as written
+    res = runner.invoke(app, ["--db", str(db), "verify", copied, "--against", str(md), "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["verdict"] == "supported"
+    assert out["deciding"]["source"] == "_given" and "tasteful" in out["deciding"]["text"]
+    moon = "The video was filmed on the surface of the Moon in 1969."
+    res = runner.invoke(app, ["--db", str(db), "verify", moon, "--against", str(md), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["verdict"] != "supported"
+    from store import open_db
+
+    conn = open_db(db)
+    cfg = json.loads(conn.execute("SELECT config FROM runs WHERE id = ?", [out["run_id"]]).fetchone()[0])
+    assert cfg["kind"] == "verify" and [d["name"] for d in cfg["against"]] == ["page.md"]
+    assert conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 1  # the page stored once for both runs
+    md.unlink()
+    shown = runner.invoke(app, ["--db", str(db), "runs", "show", str(out["run_id"])])
+    assert shown.exit_code == 0 and "given" in shown.output and "tasteful" in shown.output
+
+
+@pytest.mark.parametrize("extra", [["--source", "wiki-vital"], ["--mode", "bm25"], ["-k", "3"]])
+def test_verify_against_refuses_retrieval_options_before_storing_anything(runner, tmp_path, rag_files, extra):
+    md, *_ = rag_files
+    db = tmp_path / "v.db"
+    res = runner.invoke(app, ["--db", str(db), "verify", "A claim.", "--against", str(md), *extra])
+    assert res.exit_code == 2
+    assert "--against" in res.stderr
+    assert not db.exists()  # refused before the database is opened
+
+
 def test_resume_uses_the_stored_documents(runner, tmp_path, rag_files, splitter, verifier):
     from core.decompose import make_decomposer
     from core.pipeline.given import GivenPipeline, load_given_files, store_given
@@ -158,9 +192,12 @@ def test_bad_against_files_exit_2_naming_file_and_line(runner, tmp_path, content
     path = tmp_path / name
     if content is not None:
         path.write_text(content)
-    res = runner.invoke(app, ["--db", str(tmp_path / "x.db"), "check", "A claim.", "--against", str(path)])
-    assert res.exit_code == 2
-    assert name in res.stderr and expect in res.stderr
+    for command in ("verify", "check"):
+        res = runner.invoke(app, ["--db", str(tmp_path / "x.db"), command, "A claim.", "--against", str(path)])
+        assert res.exit_code == 2
+        assert name in res.stderr and expect in res.stderr
+        if command == "verify":
+            assert not (tmp_path / "x.db").exists()  # refused before the database is opened
 
 
 def test_grounding_loaders_write_the_aggrefact_rows(data_dir, tmp_path):

@@ -155,18 +155,29 @@ def verify(
     verdict_rule: Annotated[str | None, typer.Option(help=VERDICT_RULE_HELP + FROM_SETTINGS)] = None,
     prompt: Annotated[str | None, typer.Option("--prompt", help=PROMPT_HELP)] = None,
     llm: Annotated[str | None, typer.Option(help=EXPAND_LLM_HELP)] = None,
+    against: Annotated[list[Path] | None, typer.Option("--against", help=VERIFY_AGAINST_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
-    """Verify one claim against a knowledge source: verdict, signed support score, evidence.
-    With --mode hyde / query2doc the expansion is audited for leakage against the evidence."""
+    """Verify one claim against a knowledge source, or against given documents (--against):
+    verdict, signed support score, evidence. With --mode hyde / query2doc the expansion is
+    audited for leakage against the evidence."""
     from core.pipeline.runner import verify_claim
     from core.settings import check_text_size
 
     if not claim.strip():  # before the sources are opened (a fresh database indexes wiki-vital first)
         raise_input("the claim is empty")
     check_text_size(claim, "the claim")
+    if against and (source or mode is not None or k is not None or prompt is not None or llm is not None):
+        raise_input("--against verifies against the given documents only: drop --source / --mode / -k / --prompt / --llm")
     s = run_settings_of(ctx, mode=mode, top_k=k, verifier=verifier, grounding=grounding)
     mode, k, verifier, grounding = s.mode, s.top_k, s.verifier, s.grounding
+    if against:
+        from core.pipeline.given import load_given_files, verify_given
+
+        docs = load_given_files(against)  # a bad file exits 2 before the database is opened
+        options = run_options_of(ctx, verifier, grounding, verdict_rule)
+        print_verdict(verify_given(workbench_of(ctx), database(ctx), options, docs, claim), as_json)
+        return
     db = database(ctx)
     searcher = searcher_of(ctx, db, source, mode)
     expander = expander_of(ctx, mode, prompt, llm)
@@ -410,6 +421,10 @@ def ray_batch(ctx, pipeline, options, inputs, jsonl, against, out_path, fmt, add
     return results
 
 
+VERIFY_AGAINST_HELP = (
+    "Verify against these documents only (repeatable; .txt/.md/.jsonl as for check --against): every "
+    "passage is judged, no knowledge source is used, the documents are stored with the run."
+)
 AGAINST_HELP = (
     "Check against these documents only (repeatable): .txt/.md = one document per file, .jsonl = one per "
     "line with 'text' and optional 'title', 'id', 'url'. No knowledge source is used; every passage of "

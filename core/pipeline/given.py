@@ -75,7 +75,7 @@ def load_given_files(paths: Sequence[str | Path]) -> list[DocumentRecord]:
     first Markdown heading, else the file name); a .jsonl file holds one document per line
     with ``text`` and optional ``title`` / ``id`` / ``url``. Bad input names the file (and
     line): missing, a directory, empty, not UTF-8, bad JSON, no text."""
-    from core.ingest.sources import document_text, jsonl_records, read_text_file, record_field, title_of
+    from core.ingest.sources import document_text, jsonl_records, read_text_file, title_of
 
     if not paths:
         raise InputError("give at least one document with --against FILE")
@@ -92,14 +92,7 @@ def load_given_files(paths: Sequence[str | Path]) -> list[DocumentRecord]:
         if suffix == ".jsonl":
             found = 0
             for lineno, obj in jsonl_records(path):
-                text = obj.get("text")
-                if not isinstance(text, str) or not text.strip():
-                    raise InputError("needs a non-empty string field 'text'", path, lineno)
-                ext = record_field(obj, "id", (str, int), path, lineno, required=False)
-                title = record_field(obj, "title", str, path, lineno, required=False) or f"{path.name}:{lineno}"
-                url = record_field(obj, "url", str, path, lineno, required=False)
-                docs.append(DocumentRecord(str(ext if ext is not None else f"{path.name}:{lineno}"),
-                                           title.strip(), text.strip(), url))
+                docs.append(document_record(obj, path, lineno, f"{path.name}:{lineno}"))
                 found += 1
             if not found:
                 raise InputError("is empty: no document in it", path)
@@ -109,9 +102,55 @@ def load_given_files(paths: Sequence[str | Path]) -> list[DocumentRecord]:
             if not body:
                 raise InputError("is empty" if not text.strip() else "holds no text outside its Markdown marks", path)
             docs.append(DocumentRecord(path.name, title_of(path, text), body))
-    if sum(len(d.text) for d in docs) > MAX_GIVEN_CHARS:
-        raise InputError(f"the given documents hold over {MAX_GIVEN_CHARS:,} characters: give fewer or shorter ones")
+    check_given_size(docs)
     return docs
+
+
+def document_record(obj: dict, where: str | Path, lineno: int, name: str, field: str = "") -> DocumentRecord:
+    """One given document from a JSON object with ``text`` and optional ``title`` / ``id`` /
+    ``url``; ``name`` stands in for a missing id and title. ``field`` names where the object sits
+    in its line (``documents[2]``) for errors."""
+    from core.ingest.sources import record_field
+
+    text = obj.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(f"{field} needs a non-empty string field 'text'".lstrip(), where, lineno)
+    ext = record_field(obj, "id", (str, int), where, lineno, required=False)
+    title = record_field(obj, "title", str, where, lineno, required=False) or name
+    url = record_field(obj, "url", str, where, lineno, required=False)
+    return DocumentRecord(str(ext if ext is not None else name), title.strip(), text.strip(), url)
+
+
+def line_documents(value: Any, where: str | Path, lineno: int) -> list[DocumentRecord]:
+    """A batch line's own given documents (``check --jsonl``, field ``documents``): a list of
+    strings, or of objects with ``text`` and optional ``title`` / ``id`` / ``url``. Why: a RAG
+    pipeline logs each answer beside the passages it was generated from, and each answer is to be
+    checked against its own passages, not one set shared by the batch (``--against``). A string's
+    document is titled "document N" (N from 1, its place in the list). Bad input names the file,
+    the line and the entry."""
+    if not isinstance(value, list) or not value:
+        raise InputError("field 'documents' must be a non-empty list of strings or objects with 'text'", where, lineno)
+    docs = []
+    for i, item in enumerate(value, start=1):
+        name = f"document {i}"
+        if isinstance(item, str):
+            if not item.strip():
+                raise InputError(f"documents[{i - 1}] is empty", where, lineno)
+            docs.append(DocumentRecord(name, name, item.strip()))
+        elif isinstance(item, dict):
+            docs.append(document_record(item, where, lineno, name, field=f"documents[{i - 1}]"))
+        else:
+            raise InputError(f"documents[{i - 1}] must be a string or an object with 'text', got {type(item).__name__}",
+                             where, lineno)
+    check_given_size(docs, where, lineno)
+    return docs
+
+
+def check_given_size(docs: Sequence[DocumentRecord], where: str | Path | None = None, lineno: int | None = None) -> None:
+    """All given documents of one run together hold at most :data:`MAX_GIVEN_CHARS` characters."""
+    if sum(len(d.text) for d in docs) > MAX_GIVEN_CHARS:
+        raise InputError(f"the given documents hold over {MAX_GIVEN_CHARS:,} characters: give fewer or shorter ones",
+                         where, lineno)
 
 
 def pasted_document(text: str, title: str = "pasted source") -> DocumentRecord:

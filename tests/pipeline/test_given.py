@@ -160,6 +160,58 @@ def test_verify_against_refuses_retrieval_options_before_storing_anything(runner
     assert not db.exists()  # refused before the database is opened
 
 
+def test_batch_lines_are_checked_against_their_own_documents_and_reused_on_a_rerun(runner, tmp_path, wice_rows):
+    """A RAG log: each answer with the passages it came from (field 'documents'), as strings or
+    objects; each run's evidence is its own line's documents only."""
+    a, b = wice_rows[4], wice_rows[5]
+    batch = tmp_path / "rag.jsonl"
+    batch.write_text(json.dumps({"id": "mtv", "text": a.claim, "documents": [a.doc]}) + "\n"
+                     + json.dumps({"id": "reg", "text": b.claim,
+                                   "documents": [{"title": "Film registry", "text": b.doc, "url": "https://example.org"}]})
+                     + "\n")
+    db = tmp_path / "b.db"
+    res = runner.invoke(app, ["--db", str(db), "check", "--jsonl", str(batch), "--format", "jsonl"])
+    assert res.exit_code == 0, res.output
+    runs = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
+    assert [r["id"] for r in runs] == ["mtv", "reg"]
+    from store import open_db
+
+    conn = open_db(db)
+    against = {r["id"]: json.loads(conn.execute("SELECT config FROM runs WHERE id = ?", [r["run_id"]]).fetchone()[0])["against"]
+               for r in runs}
+    assert [d["title"] for d in against["mtv"]] == ["document 1"]
+    assert [d["title"] for d in against["reg"]] == ["Film registry"]
+    for r in runs:
+        own = {d["document_id"] for d in against[r["id"]]}
+        used = {row[0] for row in conn.execute(
+            """SELECT DISTINCT p.document_id FROM evidence e JOIN passages p ON p.id = e.passage_id
+               JOIN claims c ON c.id = e.claim_id WHERE c.run_id = ?""", [r["run_id"]])}
+        assert used and used <= own  # never the other line's page
+    assert any(c["verdict"] == "supported" for r in runs for c in r["claims"])
+    again = runner.invoke(app, ["--db", str(db), "check", "--jsonl", str(batch), "--format", "jsonl"])
+    assert again.exit_code == 0, again.output
+    assert [json.loads(line)["run_id"] for line in again.stdout.splitlines() if line.startswith("{")] == \
+        [r["run_id"] for r in runs]  # the same runs, reused
+
+
+@pytest.mark.parametrize(
+    ("lines", "extra", "expect"),
+    [
+        ([{"text": "A claim.", "documents": []}], [], "line 1: field 'documents' must be a non-empty list"),
+        ([{"text": "A claim.", "documents": [{"title": "t"}]}], [], "line 1: documents[0] needs a non-empty string"),
+        ([{"text": "A claim.", "documents": ["a page"]}, {"text": "B."}], [], "line id '2' has no 'documents'"),
+        ([{"text": "A claim.", "documents": ["a page"]}], ["--source", "wiki-vital"], "drop --source"),
+    ],
+)
+def test_bad_line_documents_exit_2_before_the_database_is_opened(runner, tmp_path, lines, extra, expect):
+    batch = tmp_path / "b.jsonl"
+    batch.write_text("".join(json.dumps(o) + "\n" for o in lines))
+    res = runner.invoke(app, ["--db", str(tmp_path / "x.db"), "check", "--jsonl", str(batch), *extra])
+    assert res.exit_code == 2
+    assert expect in res.stderr
+    assert not (tmp_path / "x.db").exists()
+
+
 def test_resume_uses_the_stored_documents(runner, tmp_path, rag_files, splitter, verifier):
     from core.decompose import make_decomposer
     from core.pipeline.given import GivenPipeline, load_given_files, store_given

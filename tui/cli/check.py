@@ -194,7 +194,8 @@ def verify(
 CHECK_HELP = (
     "Check a text: split it into claims, retrieve evidence for each, verify, score. "
     "Give the text as an argument, or --file F ('-' reads standard input), or --jsonl F (one object per line with "
-    "'text' and optional 'id'; one run per line). Results go to stdout (or --out), progress "
+    "'text' and optional 'id'; one run per line; optional 'documents', a list of strings or of objects with 'text': "
+    "that line is checked against those documents only). Results go to stdout (or --out), progress "
     "to stderr. An interrupted run is kept: finish it with --resume RUN. Re-running the same "
     "--jsonl file resumes it: a line whose id and text already have a run made with the same "
     "settings reuses that run (finishing it if it was interrupted) instead of starting a new one. "
@@ -255,7 +256,11 @@ def check(
         if no_cache:
             raise_input("--no-cache times a local run; the Ray workers keep their own stage cache (drop --ray)")
         import_ray()  # without the extra: "install claimscope[cluster]", before any model loads
-    inputs = check_inputs(text, file, jsonl)
+    line_docs: list = []  # each batch line's own documents (field 'documents'), or None
+    inputs = check_inputs(text, file, jsonl, documents=line_docs)
+    per_line = any(d is not None for d in line_docs)
+    if per_line:
+        refuse_line_documents(inputs, line_docs, against, source, mode, ray or address or ship_index)
     mode_given = mode is not None
     settings = run_settings_of(ctx, mode=mode, top_k=k, decomposer=decomposer, verifier=verifier, grounding=grounding)
     mode, k, decomposer, verifier, grounding = (settings.mode, settings.top_k, settings.decomposer, settings.verifier,
@@ -267,7 +272,17 @@ def check(
         raise NotFoundError(f"no run {resume} in {settings.db_path}")
     pipeline = against_pipeline(ctx, db, against, resume, source, mode if mode_given else None, decomposer, verifier,
                                 grounding, verdict_rule)
-    if pipeline is None:
+    if per_line:
+        from core.pipeline.given import given_pipeline
+
+        options = run_options_of(ctx, verifier, grounding, verdict_rule, decomposer=decomposer)
+
+        def line_pipeline(i: int):
+            """Line i's pipeline over its own documents, built (and the documents stored) when it runs."""
+            p = given_pipeline(workbench_of(ctx), db, options, docs=line_docs[i])
+            p.use_cache = not no_cache
+            return p
+    elif pipeline is None:
         searcher = searcher_of(ctx, db, source, mode)
         expander = expander_of(ctx, mode, prompt, llm)
         pipeline = Pipeline(
@@ -276,7 +291,7 @@ def check(
             sources=source, k=k, mode=mode, expander=expander,
             splitter=workbench_of(ctx).splitter() if expander is not None else None,
         )
-    if no_cache:
+    if no_cache and pipeline is not None:
         pipeline.use_cache = False  # nothing is read from (or written to) the stage cache
     if ray or address or ship_index:
         options = run_options_of(ctx, verifier, grounding, verdict_rule, decomposer=decomposer, mode=mode, k=k,
@@ -295,7 +310,9 @@ def check(
                 elif event.kind is EventKind.VERDICT_READY:
                     update(f"run {event.run_id}", 1, None)
 
-            for ext_id, body in inputs or [(None, None)]:
+            for i, (ext_id, body) in enumerate(inputs or [(None, None)]):
+                if per_line:
+                    pipeline = line_pipeline(i)
                 # A batch line already run with the same settings (an earlier, interrupted
                 # invocation) is resumed or reused, never started twice.
                 prior = rq.find_run(db, ext_id, rq.input_hash(body), pipeline.config()) if jsonl and body else None
@@ -321,6 +338,22 @@ def check(
             sink.close()
     print_check(results, fmt)
     gate(results, fail_under)
+
+
+def refuse_line_documents(inputs, line_docs, against, source, mode, ray) -> None:
+    """Batch lines with their own ``documents`` are each checked against those only: every line must
+    have them, and nothing may name other evidence (``--against``, ``--source``, ``--mode``) or Ray
+    (whose workers search a knowledge source). Refused before the database is opened."""
+    missing = [ext_id for (ext_id, _), docs in zip(inputs, line_docs, strict=True) if docs is None]
+    if missing:
+        raise_input(f"line id {missing[0]!r} has no 'documents' while other lines have theirs: give every line its "
+                    "documents, or none (then --against F or a knowledge source is the evidence)")
+    if against:
+        raise_input("the lines carry their own 'documents': drop --against")
+    if source or mode is not None:
+        raise_input("the lines carry their own 'documents', which are checked without retrieval: drop --source / --mode")
+    if ray:
+        raise_input("--ray checks a batch against a knowledge source: lines with their own 'documents' run locally")
 
 
 FAIL_UNDER_HELP = (

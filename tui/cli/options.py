@@ -123,10 +123,13 @@ def stdin_text() -> str:
     return decode_text(sys.stdin.buffer.read(), "standard input")
 
 
-def check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
+def check_inputs(text, file, jsonl, documents: list | None = None) -> list[tuple[str | None, str]]:
     """(external id, text) per run to create; [] when resuming. Every text is checked here
     (empty, too long, not text) so a bad batch line stops the batch before anything runs.
-    ``--file -`` and ``--jsonl -`` read standard input, so an answer or a batch can be piped in."""
+    ``--file -`` and ``--jsonl -`` read standard input, so an answer or a batch can be piped in.
+    ``documents``: when a list is given, each batch line's own given documents (its field
+    ``documents``, core/pipeline/given.py :func:`line_documents`), or None, are appended to it in
+    the order of the items (read here because standard input is read once)."""
     from core.errors import InputError
     from core.ingest.sources import json_lines, jsonl_records, read_text_file, record_field
     from core.settings import check_text_size
@@ -171,6 +174,10 @@ def check_inputs(text, file, jsonl) -> list[tuple[str | None, str]]:
             check_text_size(body, "field 'text'", where, lineno)
             ext_id = record_field(obj, "id", (str, int), where, lineno, required=False)
             items.append((str(lineno if ext_id is None else ext_id), body))
+            if documents is not None:
+                from core.pipeline.given import line_documents
+
+                documents.append(None if obj.get("documents") is None else line_documents(obj["documents"], where, lineno))
         if not items:
             raise InputError("contains no inputs", where)
         return items

@@ -135,6 +135,9 @@ def test_verify_against_judges_one_claim_whole_and_stores_the_documents_with_the
     out = json.loads(res.stdout)
     assert out["verdict"] == "supported"
     assert out["deciding"]["source"] == "_given" and "tasteful" in out["deciding"]["text"]
+    table = runner.invoke(app, ["--db", str(db), "verify", copied, "--against", str(md)])
+    assert table.exit_code == 0 and "verdict: supported" in table.stdout
+    assert "[given:" in table.stdout and "_given" not in table.stdout  # the reserved source's name, as check shows it
     moon = "The video was filmed on the surface of the Moon in 1969."
     res = runner.invoke(app, ["--db", str(db), "verify", moon, "--against", str(md), "--json"])
     assert res.exit_code == 0, res.output

@@ -7,6 +7,12 @@ import json
 import sys
 
 
+def source_label(name: str) -> str:
+    """A source's name as a table shows it: the given documents' reserved source ``_given``
+    (core/pipeline/given.py) reads "given"; JSON keeps the stored name."""
+    return "given" if name == "_given" else name
+
+
 def print_expansion(expansion, matched: bool | None = None) -> None:
     """The generated pseudo-document(s) on stderr, labelled as generated text."""
     from rich.text import Text
@@ -134,7 +140,8 @@ def print_verdict(result, as_json: bool) -> None:
         h = by_id[j.unit.passage_id]
         mark = "▶" if j is v.deciding else " "
         line = Text(f" {mark} E {j.probs[0]:.2f}  N {j.probs[1]:.2f}  C {j.probs[2]:.2f}  ")
-        line.append(f"{h.passage.title} [{h.passage.source}:{h.passage.doc_ext_id}] {j.unit.kind}", style="cyan")
+        line.append(f"{h.passage.title} [{source_label(h.passage.source)}:{h.passage.doc_ext_id}] {j.unit.kind}",
+                    style="cyan")
         out.print(line)
         out.print(Text("     " + j.unit.text[:300], style="green" if j is v.deciding else ""))
 
@@ -164,9 +171,8 @@ def print_check(results: list[dict], fmt: str) -> None:
             out.print(line)
             ev = c["evidence"]
             if ev:
-                src = "given" if ev["source"] == "_given" else ev["source"]  # core/pipeline/given.py's reserved source
                 body = " ".join(ev["text"][:200].split())
-                out.print(Text(f"       ↳ {ev['title']} [{src}:{ev['doc_id']}]: {body}", style="dim"))
+                out.print(Text(f"       ↳ {ev['title']} [{source_label(ev['source'])}:{ev['doc_id']}]: {body}", style="dim"))
 
 
 # ---------------------------------------------------------------- scores, attribution, agreement (issue 6)

@@ -251,8 +251,7 @@ def test_bad_against_files_exit_2_naming_file_and_line(runner, tmp_path, content
         res = runner.invoke(app, ["--db", str(tmp_path / "x.db"), command, "A claim.", "--against", str(path)])
         assert res.exit_code == 2
         assert name in res.stderr and expect in res.stderr
-        if command == "verify":
-            assert not (tmp_path / "x.db").exists()  # refused before the database is opened
+        assert not (tmp_path / "x.db").exists()  # refused before the database is opened
 
 
 def test_grounding_loaders_write_the_aggrefact_rows(data_dir, tmp_path):

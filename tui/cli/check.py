@@ -261,7 +261,7 @@ def check(
     per_line = any(d is not None for d in line_docs)
     if per_line:
         refuse_line_documents(inputs, line_docs, against, source, mode, ray or address or ship_index)
-    mode_given = mode is not None
+    against_docs = against_documents(against, resume, source, mode)
     settings = run_settings_of(ctx, mode=mode, top_k=k, decomposer=decomposer, verifier=verifier, grounding=grounding)
     mode, k, decomposer, verifier, grounding = (settings.mode, settings.top_k, settings.decomposer, settings.verifier,
                                                 settings.grounding)
@@ -270,8 +270,7 @@ def check(
         from core.errors import NotFoundError
 
         raise NotFoundError(f"no run {resume} in {settings.db_path}")
-    pipeline = against_pipeline(ctx, db, against, resume, source, mode if mode_given else None, decomposer, verifier,
-                                grounding, verdict_rule)
+    pipeline = against_pipeline(ctx, db, against_docs, resume, decomposer, verifier, grounding, verdict_rule)
     if per_line:
         from core.pipeline.given import given_pipeline
 
@@ -465,20 +464,30 @@ AGAINST_HELP = (
 )
 
 
-def against_pipeline(ctx, db, against, resume, source, mode, decomposer, verifier, grounding, verdict_rule=None):
-    """The pipeline of a run against given documents (core/pipeline/given.py): ``--against`` files,
-    or the stored documents of the run being resumed; None for a knowledge-source run."""
-    from core.pipeline.given import given_from_config, given_pipeline, load_given_files
+def against_documents(against, resume, source, mode) -> list | None:
+    """The ``--against`` files' documents (None without the option), read and checked before the
+    database is opened, so a bad file exits 2 with nothing created; ``mode`` is the option as given."""
+    from core.pipeline.given import load_given_files
+
+    if not against:
+        return None
+    if source or mode is not None:
+        raise_input("--against checks against the given documents only: drop --source / --mode")
+    if resume is not None:
+        raise_input("--resume reuses the run's stored documents: drop --against")
+    return load_given_files(against)
+
+
+def against_pipeline(ctx, db, docs, resume, decomposer, verifier, grounding, verdict_rule=None):
+    """The pipeline of a run against given documents (core/pipeline/given.py): the ``--against``
+    files' documents (:func:`against_documents`), or the stored documents of the run being resumed;
+    None for a knowledge-source run."""
+    from core.pipeline.given import given_from_config, given_pipeline
     from store import runs as rq
 
     stored = given_from_config(db, rq.get_run(db, resume).config) if resume is not None else None
-    if not against and stored is None:
+    if not docs and stored is None:
         return None
-    if against and (source or mode is not None):
-        raise_input("--against checks against the given documents only: drop --source / --mode")
-    if against and resume is not None:
-        raise_input("--resume reuses the run's stored documents: drop --against")
-    docs = load_given_files(against) if against else None
     options = run_options_of(ctx, verifier, grounding, verdict_rule, decomposer=decomposer)
     return given_pipeline(workbench_of(ctx), db, options, docs=docs, stored=stored)
 

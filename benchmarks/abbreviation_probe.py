@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 # the same three systems, and the same per-claim pairing, as the Tantivy probe of session 43
-from bm25_engine_probe import MODES, evaluate, pair  # noqa: E402
+from bm25_engine_probe import MODES, evaluate, pair, probe_parser  # noqa: E402
 
 # "long form (SF)": the parenthesised text, and the words before it in the same clause
 _PAREN = re.compile(r"\(([^()]{1,40})\)")
@@ -161,15 +161,9 @@ def run(args: argparse.Namespace, expand: bool) -> tuple[dict, dict[str, list[fl
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dataset", required=True, choices=["scifact", "climate-fever", "wice"])
-    ap.add_argument("--claims", type=Path, required=True)
-    ap.add_argument("--corpus", type=Path, default=None)
-    ap.add_argument("--db", type=Path, required=True, help="the evaluation database (indexed on first use)")
-    ap.add_argument("--limit", type=int, default=None)
+    ap = probe_parser(__doc__.splitlines()[0])
     ap.add_argument("--min-count", type=int, default=1)
     ap.add_argument("--min-share", type=float, default=0.5)
-    ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
     reports, claims = {}, {}
     queries = {}

@@ -83,14 +83,21 @@ def pair(before: list[float], after: list[float]) -> dict:
             "claims_down": sum(y < x for x, y in zip(before, after, strict=True))}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def probe_parser(description: str) -> argparse.ArgumentParser:
+    """The options :func:`evaluate` reads (the set, its claims and corpus, the database, a limit)
+    and ``--json``: shared by the paired retrieval probes."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--dataset", required=True, choices=["scifact", "climate-fever", "wice"])
     ap.add_argument("--claims", type=Path, required=True)
     ap.add_argument("--corpus", type=Path, default=None)
     ap.add_argument("--db", type=Path, required=True, help="the evaluation database (indexed on first use)")
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--json", type=Path, default=None)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = probe_parser(__doc__.splitlines()[0])
     ap.add_argument("--engines", default="fts5,tantivy", help="which passes to run (the pairing needs both)")
     args = ap.parse_args(argv)
     reports, claims = {}, {}

@@ -167,14 +167,14 @@ def verify(
     if not claim.strip():  # before the sources are opened (a fresh database indexes wiki-vital first)
         raise_input("the claim is empty")
     check_text_size(claim, "the claim")
-    if against and (source or mode is not None or k is not None or prompt is not None or llm is not None):
-        raise_input("--against verifies against the given documents only: drop --source / --mode / -k / --prompt / --llm")
+    if against and (k is not None or prompt is not None or llm is not None):
+        raise_input("--against judges every passage of the given documents: drop -k / --prompt / --llm")
+    docs = against_documents(against, None, source, mode)  # a bad file exits 2 before the database is opened
     s = run_settings_of(ctx, mode=mode, top_k=k, verifier=verifier, grounding=grounding)
     mode, k, verifier, grounding = s.mode, s.top_k, s.verifier, s.grounding
-    if against:
-        from core.pipeline.given import load_given_files, verify_given
+    if docs:
+        from core.pipeline.given import verify_given
 
-        docs = load_given_files(against)  # a bad file exits 2 before the database is opened
         options = run_options_of(ctx, verifier, grounding, verdict_rule)
         print_verdict(verify_given(workbench_of(ctx), database(ctx), options, docs, claim), as_json)
         return

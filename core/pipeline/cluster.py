@@ -13,6 +13,10 @@ is recorded (an ``error`` event, the run's status) and retried, never dropped.
 The knowledge source reaches the workers one of two ways (:class:`Knowledge`): a path every
 node can read (the user's database and its ``.faiss`` folder, opened read-only), or a snapshot
 shipped once through Ray's object store (``ship=True``) for nodes that share no file system.
+A batch checked against given documents (``--against`` files, or each line's own ``documents``:
+a RAG log) needs no knowledge source: the driver stores the documents, as a local batch does,
+and each answer travels with its given passages (one object-store copy per document set), which
+the worker judges as :class:`~core.pipeline.given.GivenPipeline` judges them.
 
 Ray is an optional dependency (``pip install claimscope[cluster]``): it is imported only here,
 only when a ``--ray`` command runs.
@@ -35,7 +39,8 @@ import numpy as np
 
 from core.decompose.citations import CitedClaim, decompose_cited
 from core.errors import ClaimscopeError, InputError
-from core.pipeline.runner import Listener, Pipeline, passage_evidence
+from core.pipeline.given import GIVEN_MODE, GivenPipeline, GivenSearcher, given_verifier
+from core.pipeline.runner import BATCH_CLAIMS, Listener, Pipeline, passage_evidence, window_sizes
 from core.retrieve.searcher import HYBRID_MODES, Hit
 from core.verify.verifier import ClaimVerdict
 from store import runs as rq
@@ -43,7 +48,7 @@ from store.db import write_tx
 
 MAX_ATTEMPTS = 3  # tries per answer within one invocation (a killed actor, a failed answer)
 ACTOR_CPUS = 1  # CPUs a checking actor holds, and the threads its models use
-CLUSTER_MODES = ("bm25", "dense", *HYBRID_MODES)
+CLUSTER_MODES = ("bm25", "dense", *HYBRID_MODES, GIVEN_MODE)
 
 
 class ClusterUnavailable(ClaimscopeError):
@@ -76,7 +81,8 @@ class ClusterOptions:
 @dataclass
 class Knowledge:
     """How a worker reaches the knowledge source: ``path`` (shared) or ``files`` (an object
-    store reference to {relative path: bytes}: the snapshot database and its FAISS files)."""
+    store reference to {relative path: bytes}: the snapshot database and its FAISS files);
+    neither for a batch against given documents."""
 
     path: str | None = None
     files: Any = None
@@ -183,13 +189,15 @@ def open_knowledge(knowledge: Knowledge, scratch: Path | None):
 
 
 class CheckWorker:
-    """A Ray actor's state: the models, loaded once, and the read-only knowledge source.
-    ``stages(db)`` builds (decomposer, verifier, searcher) on the worker — a function of the
-    composition root (core/workbench.py: ``cluster_stages``), pickled by reference."""
+    """A Ray actor's state: the models, loaded once, and the read-only knowledge source (none
+    for given documents). ``stages(db)`` builds (decomposer, verifier, searcher) on the worker —
+    a function of the composition root (core/workbench.py: ``cluster_stages``), pickled by
+    reference; ``db`` None builds no searcher."""
 
-    def __init__(self, stages: Callable[[Any], tuple[Any, Any, Any]], run: tuple[int, str, list[str] | None],
+    def __init__(self, stages: Callable[[Any], tuple[Any, Any, Any]], run: tuple[Any, ...],
                  path: str | None = None, files: dict[str, bytes] | None = None) -> None:
-        """``path`` (shared) or ``files`` (the snapshot: passed to the actor as a top-level
+        """``run``: (k, mode, sources[, claims per batched NLI pass]) of the driver's pipeline.
+        ``path`` (shared) or ``files`` (the snapshot: passed to the actor as a top-level
         object-store reference, which Ray resolves before the constructor runs)."""
         for k, v in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("TOKENIZERS_PARALLELISM", "false"),
                      ("OMP_WAIT_POLICY", "PASSIVE")):
@@ -199,24 +207,36 @@ class CheckWorker:
         os.environ["CLAIMSCOPE_THREADS"] = str(ACTOR_CPUS)
         # A shipped snapshot needs a folder on the node; a shared path needs none.
         self._scratch = new_scratch() if files is not None else None
-        self.db = open_knowledge(Knowledge(path, files), self._scratch)
+        self.db = open_knowledge(Knowledge(path, files), self._scratch) if path or files is not None else None
         self.decomposer, self.verifier, self.searcher = stages(self.db)
-        self.k, self.mode, self.sources = run
+        self.given = given_verifier(self.verifier)  # every unit judged, as GivenPipeline judges
+        self.k, self.mode, self.sources, *rest = run
+        self.batch_claims = rest[0] if rest else BATCH_CLAIMS
         self.name = f"{os.uname().nodename}:{os.getpid()}"
 
-    def check(self, job: AnswerJob) -> AnswerOutcome:
-        """Decompose (unless the claims are given), retrieve and verify every checkable claim."""
+    def check(self, job: AnswerJob, passages: Sequence[Any] | None = None) -> AnswerOutcome:
+        """Decompose (unless the claims are given), retrieve and verify every checkable claim;
+        with ``passages`` (the answer's given documents, resolved from the object store by Ray),
+        every claim is judged against those instead of the knowledge source."""
         try:
             cited = None
             claims = job.claims
             if claims is None:
                 cited = decompose_cited(job.text, self.decomposer)
                 claims = [(c.claim.idx, c.claim.text) for c in cited if c.claim.checkable]
-            found = [(idx, text, self.searcher.search(text, k=self.k, mode=self.mode, sources=self.sources,
-                                                      mark_sentences=False, rank_sentences=self.verifier.wants_sentence_ranks))
+            searcher, verifier = self.searcher, self.verifier
+            if passages is not None:
+                searcher, verifier = GivenSearcher(None, (), passages), self.given
+            found = [(idx, text, searcher.search(text, k=self.k, mode=self.mode, sources=self.sources,
+                                                 mark_sentences=False, rank_sentences=verifier.wants_sentence_ranks))
                      for idx, text in claims]
-            # the answer's claims share batched NLI passes (Verifier.verify_many)
-            verdicts = self.verifier.verify_many([(text, passage_evidence(hits)) for _, text, hits in found])
+            # the answer's claims share batched NLI passes (Verifier.verify_many), in the local
+            # batch's windows: the same batches give the same numbers
+            verdicts: list[ClaimVerdict] = []
+            sizes = window_sizes(self.batch_claims)
+            while len(verdicts) < len(found):
+                window = found[len(verdicts):len(verdicts) + next(sizes)]
+                verdicts += verifier.verify_many([(text, passage_evidence(hits)) for _, text, hits in window])
             outcomes = [ClaimOutcome(idx, hits, v) for (idx, _, hits), v in zip(found, verdicts, strict=True)]
             return AnswerOutcome(job.key, cited, outcomes, worker=self.name)
         except Exception as exc:  # reported to the driver, which records it
@@ -228,7 +248,8 @@ class CheckWorker:
     def close(self) -> None:
         """Remove the snapshot's folder: the driver calls this before it kills the pool, since a
         killed actor runs no finaliser (a crashed one's folder is swept by the next worker)."""
-        self.db.conn.close()
+        if self.db is not None:
+            self.db.conn.close()
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
@@ -287,21 +308,36 @@ class _Line:
 class RayBatch:
     """Checks a batch of answers on a Ray actor pool; ``pipeline`` (the driver's, on the user's
     database) stores every result. Same run config as the local batch, so the two resume each
-    other's runs."""
+    other's runs. ``pipeline`` may be one per line instead: a RAG log, each line checked against
+    its own given documents (:class:`~core.pipeline.given.GivenPipeline`, documents stored)."""
 
-    def __init__(self, pipeline: Pipeline, stages: Callable[[Any], tuple[Any, Any, Any]], options: ClusterOptions,
-                 listener: Listener | None = None, on_done: Callable[[int, str | None, int], None] | None = None,
+    def __init__(self, pipeline: Pipeline | Sequence[Pipeline], stages: Callable[[Any], tuple[Any, Any, Any]],
+                 options: ClusterOptions, listener: Listener | None = None,
+                 on_done: Callable[[int, str | None, int], None] | None = None,
                  warn: Callable[[str], None] | None = None) -> None:
+        self.per_line = None if isinstance(pipeline, Pipeline) else list(pipeline)
+        if self.per_line is not None:
+            if not self.per_line or not all(isinstance(p, GivenPipeline) for p in self.per_line):
+                raise InputError("a pipeline per line is for lines with their own given documents")
+            pipeline = self.per_line[0]
+        assert isinstance(pipeline, Pipeline)
         if pipeline.mode not in CLUSTER_MODES:
-            raise InputError(f"--ray runs bm25, dense, hybrid or hybrid-sentence retrieval, not {pipeline.mode}")
+            raise InputError(f"--ray runs bm25, dense, hybrid or hybrid-sentence retrieval, or given documents, "
+                             f"not {pipeline.mode}")
         self.pipeline, self.stages, self.options = pipeline, stages, options
         self.listener, self.on_done = listener, on_done
         self.warn = warn or (lambda _m: None)
         self.failed: list[str] = []
 
+    def _pipe(self, key: int) -> Pipeline:
+        """The pipeline of line ``key``: its own (given documents per line) or the batch's."""
+        return self.per_line[key] if self.per_line is not None else self.pipeline
+
     def _knowledge(self, ray) -> Knowledge:
         from core.ingest.index import db_file
 
+        if isinstance(self.pipeline, GivenPipeline):
+            return Knowledge()  # the given passages travel with the answers
         db = self.pipeline.db
         path = db_file(db)
         sources = self.pipeline.searcher.sources(self.pipeline.sources)  # unknown source: fail before Ray starts
@@ -317,18 +353,20 @@ class RayBatch:
         # max_restarts: a killed actor comes back (loading its models again); the driver
         # re-sends the answer it was working on (max_task_retries stays 0 so each failure is seen).
         remote = ray.remote(num_cpus=ACTOR_CPUS, max_restarts=MAX_ATTEMPTS, max_task_retries=0)(CheckWorker)
-        run = (self.pipeline.k, self.pipeline.mode, self.pipeline.sources)
+        run = (self.pipeline.k, self.pipeline.mode, self.pipeline.sources, self.pipeline.batch_claims)
         self._knowledge = knowledge  # keeps the snapshot in the object store while actors may restart
         return [remote.remote(self.stages, run, knowledge.path, knowledge.files) for _ in range(self.options.workers)]
 
     def run(self, lines: Sequence[tuple[str | None, str]]) -> list[int]:
         """Check every line; returns the run id per line (input order)."""
-        db, pipe = self.pipeline.db, self.pipeline
+        db = self.pipeline.db
+        if self.per_line is not None and len(self.per_line) != len(lines):
+            raise InputError(f"{len(self.per_line)} pipelines for {len(lines)} lines")
         todo: list[_Line] = []
         ids: list[int | None] = [None] * len(lines)
         jobs: dict[int, AnswerJob] = {}
         for key, (ext_id, text) in enumerate(lines):
-            prior = rq.find_run(db, ext_id, rq.input_hash(text), pipe.config())
+            prior = rq.find_run(db, ext_id, rq.input_hash(text), self._pipe(key).config())
             line = _Line(key, ext_id, text, prior.id if prior else None)
             if prior is not None and prior.status == "done":
                 ids[key] = prior.id
@@ -341,6 +379,7 @@ class RayBatch:
             return [i for i in ids if i is not None]
         ray = init_ray(self.options)
         actors = self._actors(ray, self._knowledge(ray))
+        given = self._given_refs(ray, todo)
         by_key = {line.key: line for line in todo}
         queue = list(todo)
         # object ref → (line key, actor index); key None: a ping to an actor Ray is restarting,
@@ -352,7 +391,7 @@ class RayBatch:
             while queue and free:
                 line, a = queue.pop(0), free.pop(0)
                 line.attempts += 1
-                running[actors[a].check.remote(jobs[line.key])] = (line.key, a)
+                running[actors[a].check.remote(jobs[line.key], given.get(line.key))] = (line.key, a)
             ready, _ = ray.wait(list(running), num_returns=1)
             ref = ready[0]
             key, a = running.pop(ref)
@@ -394,6 +433,20 @@ class RayBatch:
         ray.shutdown()  # disconnect (and stop a local instance) before the caller prints results
         return [i for i in ids if i is not None]
 
+    def _given_refs(self, ray, lines: Sequence[_Line]) -> dict[int, Any]:
+        """Line key → an object-store reference to its given passages (lines sharing a document
+        set, ``--against``, share one copy); empty for a batch over a knowledge source. Ray resolves
+        a reference passed as a top-level argument before the worker's method runs."""
+        refs: dict[int, Any] = {}
+        by_pipe: dict[int, Any] = {}
+        for line in lines:
+            pipe = self._pipe(line.key)
+            if isinstance(pipe, GivenPipeline):
+                if id(pipe) not in by_pipe:
+                    by_pipe[id(pipe)] = ray.put(pipe.searcher.passages)
+                refs[line.key] = by_pipe[id(pipe)]
+        return refs
+
     def _job(self, line: _Line) -> AnswerJob:
         """Everything the line still needs: the whole answer, or a stored run's pending claims."""
         claims = rq.run_claims(self.pipeline.db, line.run_id) if line.run_id is not None else []
@@ -404,12 +457,12 @@ class RayBatch:
     def _store(self, line: _Line, outcome: AnswerOutcome) -> None:
         """The driver's writes for one answer: the run and its claims (one transaction, if new),
         each claim's result (one transaction each), the scores."""
-        pipe = self.pipeline
+        pipe = self._pipe(line.key)
         if line.run_id is None or (outcome.cited is not None and not rq.run_claims(pipe.db, line.run_id)):
             if line.run_id is None:
                 line.run_id = pipe.start_decomposed(line.text, outcome.cited or [], line.ext_id, self.listener)
             else:  # a run recorded as failed before its claims were known
-                self._add_claims(line.run_id, outcome.cited or [])
+                self._add_claims(pipe, line.run_id, outcome.cited or [])
         claims = {c.idx: c for c in rq.run_claims(pipe.db, line.run_id)}
         with write_tx(pipe.db):
             rq.set_run_status(pipe.db, line.run_id, "running")
@@ -420,17 +473,16 @@ class RayBatch:
             pipe.store_result(line.run_id, claim.id, o.idx, claim.text, o.hits, o.verdict, self.listener)
         pipe.score(line.run_id, self.listener)
 
-    def _add_claims(self, run_id: int, cited: list[CitedClaim]) -> None:
+    def _add_claims(self, pipe: Pipeline, run_id: int, cited: list[CitedClaim]) -> None:
         from core.pipeline.events import EventKind
 
-        pipe = self.pipeline
         with write_tx(pipe.db):
             rq.add_manifest(pipe.db, run_id, pipe._manifests(), asdict(pipe.verifier.t))
             rq.add_event(pipe.db, run_id, EventKind.RUN_STARTED, {"claims": len(cited), "config": pipe.config()})
             for c in cited:
-                cid = rq.add_claim(self.pipeline.db, run_id, c.claim.idx, c.claim.text, c.claim.span, c.claim.checkable,
+                cid = rq.add_claim(pipe.db, run_id, c.claim.idx, c.claim.text, c.claim.span, c.claim.checkable,
                                    c.claim.note, c.claim.context, c.citations)
-                rq.add_event(self.pipeline.db, run_id, EventKind.CLAIM_FOUND,
+                rq.add_event(pipe.db, run_id, EventKind.CLAIM_FOUND,
                              {"idx": c.claim.idx, "text": c.claim.text, "span": list(c.claim.span)}, cid)
 
     def _record_failure(self, line: _Line, message: str) -> None:
@@ -439,7 +491,7 @@ class RayBatch:
         so a later invocation (or the retry below) finds it by id and finishes it."""
         from core.pipeline.events import EventKind
 
-        pipe = self.pipeline
+        pipe = self._pipe(line.key)
         with write_tx(pipe.db):
             if line.run_id is None:
                 line.run_id = rq.create_run(pipe.db, line.text, pipe.config())

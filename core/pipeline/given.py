@@ -49,7 +49,7 @@ from models.nli import ENTAIL
 from models.nlp import SentenceSplitter
 from store import sources as sq
 from store.db import write_tx
-from store.records import DocumentRecord
+from store.records import DocumentRecord, StoredPassage
 
 GIVEN_SOURCE = "_given"  # reserved: user source names start with a letter or digit
 GIVEN_MODE = "given"  # the "retrieval mode" of a run checked against given documents
@@ -241,16 +241,22 @@ class GivenSearcher:
     is a hit, for every claim. Hits are ordered by content-word overlap with the claim (a
     display order only: the verifier judges them all); ``k`` and ``mode`` are ignored."""
 
-    def __init__(self, db: sqlite_utils.Database, docs: Sequence[GivenDoc]) -> None:
-        if not docs:
-            raise InputError("no given documents")
-        self.db, self.docs = db, list(docs)
-        ids = [d.document_id for d in self.docs]
-        rows = db.execute(
-            f"SELECT id FROM passages WHERE document_id IN ({','.join('?' * len(ids))}) ORDER BY document_id, idx", ids
-        ).fetchall()
-        found = sq.get_passages(db, [r[0] for r in rows])
-        self.passages = [found[r[0]] for r in rows]
+    def __init__(self, db: sqlite_utils.Database | None, docs: Sequence[GivenDoc],
+                 passages: Sequence[StoredPassage] | None = None) -> None:
+        """The passages of ``docs`` read from ``db``, or ``passages`` already read: a Ray worker
+        gets an answer's given passages with the answer and opens no database (``db`` None,
+        core/pipeline/cluster.py)."""
+        if passages is None:
+            if not docs or db is None:
+                raise InputError("no given documents")
+            ids = [d.document_id for d in docs]
+            rows = db.execute(
+                f"SELECT id FROM passages WHERE document_id IN ({','.join('?' * len(ids))}) ORDER BY document_id, idx",
+                ids,
+            ).fetchall()
+            found = sq.get_passages(db, [r[0] for r in rows])
+            passages = [found[r[0]] for r in rows]
+        self.db, self.docs, self.passages = db, list(docs), list(passages)
         if not self.passages:
             raise InputError("the given documents hold no text to check against")
 

@@ -202,6 +202,59 @@ def test_sigkill_of_a_worker_retries_its_answer(indexed, ray_head, tmp_path):
     assert _rows(db, "SELECT claim_id, count(*) FROM verdicts GROUP BY claim_id HAVING count(*) > 1") == []
 
 
+@pytest.fixture(scope="module")
+def rag_log(tmp_path_factory):
+    """A RAG log of three WiCE fixture claims, each line with its own web page (field 'documents'),
+    and the same claims without them plus every page in one ``--against`` file; both batches
+    checked once in a single process, on fresh databases (no knowledge source indexed)."""
+    from core.evaluate.grounding import load_wice
+
+    tmp = tmp_path_factory.mktemp("ray-given")
+    rows = load_wice(FIXTURES / "wice_dev_6.jsonl")
+    picked = [(f"w{i}", rows[i]) for i in (4, 5, 0)]  # two supported claims, one not
+    per_line = tmp / "rag.jsonl"
+    per_line.write_text("".join(json.dumps({"id": i, "text": r.claim, "documents": [r.doc]}) + "\n" for i, r in picked))
+    plain = tmp / "answers.jsonl"
+    plain.write_text("".join(json.dumps({"id": i, "text": r.claim}) + "\n" for i, r in picked))
+    pages = tmp / "pages.jsonl"
+    pages.write_text("".join(json.dumps({"id": i, "title": f"page {i}", "text": r.doc}) + "\n" for i, r in picked))
+    variants = {"per-line": ("--jsonl", str(per_line)), "against": ("--jsonl", str(plain), "--against", str(pages))}
+    reference = {}
+    for name, args in variants.items():
+        out = subprocess.run(_cli(tmp / f"{name}.db", "check", "--format", "jsonl", *args), env=_env(),
+                             capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        reference[name] = _verdicts(out.stdout)
+    return variants, reference
+
+
+@pytest.mark.parametrize("variant", ["per-line", "against"])
+def test_ray_checks_given_documents_as_the_single_process_batch_does(rag_log, ray_head, tmp_path, variant):
+    """Given documents on Ray (each line's own, or --against for all): the driver stores them, each
+    answer travels with its passages, and the workers judge every passage as a local run does — the
+    same verdicts and scores, runs a local re-run reuses, and no knowledge source anywhere."""
+    variants, reference = rag_log
+    db = tmp_path / "ray.db"
+    args = _cli(db, "check", "--format", "jsonl", *variants[variant], "--ray", "--address", ray_head, "--workers", "2")
+    out = subprocess.run(args, env=_env(), capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert _verdicts(out.stdout) == reference[variant]
+    assert any(v == "supported" for claims in reference[variant].values() for _, v, _ in claims)
+    assert _rows(db, "SELECT name FROM sources") == [("_given",)]  # nothing but the given documents
+    runs = {r["id"]: r["run_id"] for r in map(json.loads, out.stdout.splitlines())}
+    if variant == "per-line":  # each answer's evidence comes from its own page only
+        for ext_id, run_id in runs.items():
+            (config,) = _rows(db, f"SELECT config FROM runs WHERE id = {run_id}")[0]
+            own = {d["document_id"] for d in json.loads(config)["against"]}
+            used = {r[0] for r in _rows(db, f"""SELECT DISTINCT p.document_id FROM evidence e
+                JOIN passages p ON p.id = e.passage_id JOIN claims c ON c.id = e.claim_id WHERE c.run_id = {run_id}""")}
+            assert len(own) == 1 and used == own, ext_id
+    again = subprocess.run(_cli(db, "check", "--format", "jsonl", *variants[variant]), env=_env(),
+                           capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert {r["id"]: r["run_id"] for r in map(json.loads, again.stdout.splitlines())} == runs  # reused, not re-run
+
+
 def test_ray_without_ray_installed_is_one_clear_error(tmp_path):
     """Users without the cluster extra: --ray says what to install, exit 2 (Ray hidden here)."""
     (tmp_path / "ray").mkdir()

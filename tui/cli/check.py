@@ -251,8 +251,8 @@ def check(
     if ray or address or ship_index:
         from core.pipeline.cluster import import_ray
 
-        if jsonl is None or against:
-            raise_input("--ray checks a --jsonl batch against a knowledge source (not --against)")
+        if jsonl is None:
+            raise_input("--ray checks a --jsonl batch: give --jsonl F")
         if no_cache:
             raise_input("--no-cache times a local run; the Ray workers keep their own stage cache (drop --ray)")
         import_ray()  # without the extra: "install claimscope[cluster]", before any model loads
@@ -260,7 +260,7 @@ def check(
     inputs = check_inputs(text, file, jsonl, documents=line_docs)
     per_line = any(d is not None for d in line_docs)
     if per_line:
-        refuse_line_documents(inputs, line_docs, against, source, mode, ray or address or ship_index)
+        refuse_line_documents(inputs, line_docs, against, source, mode)
     against_docs = against_documents(against, resume, source, mode)
     settings = run_settings_of(ctx, mode=mode, top_k=k, decomposer=decomposer, verifier=verifier, grounding=grounding)
     mode, k, decomposer, verifier, grounding = (settings.mode, settings.top_k, settings.decomposer, settings.verifier,
@@ -295,7 +295,9 @@ def check(
     if ray or address or ship_index:
         options = run_options_of(ctx, verifier, grounding, verdict_rule, decomposer=decomposer, mode=mode, k=k,
                                  sources=tuple(source or ()))
-        results = ray_batch(ctx, pipeline, options, inputs, jsonl, against, out_path, fmt, address, workers, ship_index)
+        # lines with their own documents: each line's pipeline, its documents stored here before Ray starts
+        batch_pipeline = [line_pipeline(i) for i in range(len(inputs))] if per_line else pipeline
+        results = ray_batch(ctx, batch_pipeline, options, inputs, out_path, fmt, address, workers, ship_index)
         gate(results, fail_under)
         return
     sink = out_path.open("w", encoding="utf-8") if out_path else None
@@ -339,10 +341,10 @@ def check(
     gate(results, fail_under)
 
 
-def refuse_line_documents(inputs, line_docs, against, source, mode, ray) -> None:
+def refuse_line_documents(inputs, line_docs, against, source, mode) -> None:
     """Batch lines with their own ``documents`` are each checked against those only: every line must
-    have them, and nothing may name other evidence (``--against``, ``--source``, ``--mode``) or Ray
-    (whose workers search a knowledge source). Refused before the database is opened."""
+    have them, and nothing may name other evidence (``--against``, ``--source``, ``--mode``). Refused
+    before the database is opened."""
     missing = [ext_id for (ext_id, _), docs in zip(inputs, line_docs, strict=True) if docs is None]
     if missing:
         raise_input(f"line id {missing[0]!r} has no 'documents' while other lines have theirs: give every line its "
@@ -351,8 +353,6 @@ def refuse_line_documents(inputs, line_docs, against, source, mode, ray) -> None
         raise_input("the lines carry their own 'documents': drop --against")
     if source or mode is not None:
         raise_input("the lines carry their own 'documents', which are checked without retrieval: drop --source / --mode")
-    if ray:
-        raise_input("--ray checks a batch against a knowledge source: lines with their own 'documents' run locally")
 
 
 FAIL_UNDER_HELP = (
@@ -394,14 +394,17 @@ NO_CACHE_HELP = (
 )
 
 RAY_HELP = ("Check the --jsonl batch on a Ray actor pool (pip install 'claimscope[cluster]'): each worker loads "
-            "the models once; this process stores every result. Without --address a local Ray with --workers CPUs.")
+            "the models once; this process stores every result. Without --address a local Ray with --workers CPUs. "
+            "Given documents (--against, or each line's 'documents') travel with the answers.")
 SHIP_HELP = ("With --ray: send the knowledge source to the workers through Ray's object store (nodes without a "
-             "shared file system) instead of opening the database's path read-only.")
+             "shared file system) instead of opening the database's path read-only. Given documents always "
+             "travel that way.")
 
 
-def ray_batch(ctx, pipeline, options, inputs, jsonl, against, out_path, fmt, address, workers, ship_index) -> list[dict]:
+def ray_batch(ctx, pipeline, options, inputs, out_path, fmt, address, workers, ship_index) -> list[dict]:
     """``check --jsonl F --ray``: core/pipeline/cluster.py checks, this process writes; the
-    output is the local batch's (runs in input order), and so are the results returned."""
+    output is the local batch's (runs in input order), and so are the results returned.
+    ``pipeline``: the batch's, or one per line (lines with their own documents)."""
     import contextlib
     import functools
 
@@ -412,7 +415,7 @@ def ray_batch(ctx, pipeline, options, inputs, jsonl, against, out_path, fmt, add
     from tui.console import err, progress_bar
 
     settings = workbench_of(ctx).settings
-    db = pipeline.db
+    db = pipeline[0].db if isinstance(pipeline, list) else pipeline.db
     try:
         with progress_bar() as update:
             done = [0]

@@ -361,15 +361,12 @@ def product_case_titles() -> frozenset[str]:
         return frozenset(a for line in fh if line.strip() for a in json.loads(line)["articles"])
 
 
-def collect_given(verifier: Verifier, splitter, dataset: str,
-                  items: list[tuple[str, list[str], str]]) -> list[dict]:
-    """Claims judged against documents *given* with them, the way ``check --against`` and
-    ``eval grounding`` judge them (core/pipeline/given.py: stored under the reserved source with
-    no title, chunked, every sentence, passage window and sentence set judged; the word-piece
-    grounding guard). ``items`` are (claim, document texts, gold verdict). The rows are of source
-    kind ``given``, the one kind whose weights this data can fit: a given document is the claim's
-    whole evidence, often long, and every unit of it is judged, where the fallback weights were
-    fitted on a few retrieved sentences (docs/benchmarks.md, sessions 11 and 12)."""
+def judge_given(verifier: Verifier, splitter, items: list[tuple[str, list[str], str]]):
+    """Each item (claim, document texts, gold verdict) judged against its documents *given* with
+    it, the way ``check --against`` and ``eval grounding`` judge them (core/pipeline/given.py:
+    stored untitled under the reserved source in a temporary store, chunked, every sentence,
+    passage window and sentence set judged; the word-piece grounding guard). Yields (claim,
+    verdict, passages, gold, the given verifier)."""
     import tempfile
 
     from core.pipeline.given import GivenSearcher, given_verifier, store_given
@@ -378,18 +375,29 @@ def collect_given(verifier: Verifier, splitter, dataset: str,
     from store.records import DocumentRecord
 
     given = given_verifier(verifier)
-    out = []
     with tempfile.TemporaryDirectory(prefix="claimscope-fit-given-") as tmp:
         db = open_db(Path(tmp) / "given.db")
-        for claim, texts, gold in items:
-            docs = [DocumentRecord(str(i), "", t) for i, t in enumerate(texts)]
-            passages = passage_evidence(GivenSearcher(db, store_given(db, docs, splitter)).search(claim))
-            v = given.verify(claim, passages)
-            terms = given.subject_terms(claim) if given.subject_terms else set()
-            row = _row(dataset, claim, v, passages, terms, gold)
-            row["sources"] = {str(p.passage_id): p.source for p in passages}  # the reserved source: kind "given"
-            out.append(row)
-        db.close()
+        try:
+            for claim, texts, gold in items:
+                docs = [DocumentRecord(str(i), "", t) for i, t in enumerate(texts)]
+                passages = passage_evidence(GivenSearcher(db, store_given(db, docs, splitter)).search(claim))
+                yield claim, given.verify(claim, passages), passages, gold, given
+        finally:
+            db.close()
+
+
+def collect_given(verifier: Verifier, splitter, dataset: str,
+                  items: list[tuple[str, list[str], str]]) -> list[dict]:
+    """Fitting rows of claims judged against their given documents (:func:`judge_given`). The rows
+    are of source kind ``given``, the one kind whose weights this data can fit: a given document
+    is the claim's whole evidence, often long, and every unit of it is judged, where the fallback
+    weights were fitted on a few retrieved sentences (docs/benchmarks.md, sessions 11 and 12)."""
+    out = []
+    for claim, v, passages, gold, given in judge_given(verifier, splitter, items):
+        terms = given.subject_terms(claim) if given.subject_terms else set()
+        row = _row(dataset, claim, v, passages, terms, gold)
+        row["sources"] = {str(p.passage_id): p.source for p in passages}  # the reserved source: kind "given"
+        out.append(row)
     return out
 
 

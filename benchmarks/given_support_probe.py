@@ -24,14 +24,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fit_verdicts import scifact_given_items
+from fit_verdicts import judge_given, scifact_given_items
 
 from core.evaluate.metrics import confusion, per_class_f1
 from core.pipeline.given import entailment_score
@@ -80,30 +79,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json")
     args = ap.parse_args(argv)
 
-    from core.pipeline.given import GivenSearcher, given_verifier, store_given
-    from core.pipeline.runner import passage_evidence
     from core.settings import load_settings
     from core.workbench import RunOptions, Workbench
-    from store import open_db
-    from store.records import DocumentRecord
 
     wb = Workbench(load_settings())
-    verifier = given_verifier(wb.verifier(RunOptions.from_settings(wb.settings)))
-    splitter = wb.splitter()
     items = scifact_given_items(Path(args.claims), args.limit)
     gold: list[str] = []
     pred: dict[str, list[str]] = {k: [] for k in ("learned", "V", "V2", "rules")}
     t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="claimscope-given-support-") as tmp:
-        db = open_db(Path(tmp) / "given.db")
-        for claim, texts, label in items:
-            docs = [DocumentRecord(str(i), "", t) for i, t in enumerate(texts)]
-            passages = passage_evidence(GivenSearcher(db, store_given(db, docs, splitter)).search(claim))
-            verdict = verifier.verify(claim, passages)
-            gold.append(label)
-            for k, v in readings(verifier, verdict).items():
-                pred[k].append(v)
-        db.close()
+    for _claim, verdict, _passages, label, given in judge_given(wb.verifier(RunOptions.from_settings(wb.settings)),
+                                                               wb.splitter(), items):
+        gold.append(label)
+        for k, v in readings(given, verdict).items():
+            pred[k].append(v)
     report = {
         "claims": args.claims, "n": len(gold), "seconds": round(time.perf_counter() - t0, 1),
         "gold": {lab: gold.count(lab) for lab in LABELS},

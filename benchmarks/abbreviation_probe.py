@@ -21,7 +21,7 @@ Nothing here changes what ships: the claims are rewritten inside this process on
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
 import re
 import sys
 from collections import Counter, defaultdict
@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 # the same three systems, and the same per-claim pairing, as the Tantivy probe of session 43
-from bm25_engine_probe import MODES, evaluate, pair, probe_parser  # noqa: E402
+from bm25_engine_probe import MODES, emit, pair, probe_parser, recall_per_claim, summary  # noqa: E402
 
 # "long form (SF)": the parenthesised text, and the words before it in the same clause
 _PAREN = re.compile(r"\(([^()]{1,40})\)")
@@ -131,33 +131,30 @@ def run(args: argparse.Namespace, expand: bool) -> tuple[dict, dict[str, list[fl
     """One ``evaluate_retrieval``, the claims as written or with their abbreviations expanded, and
     each system's per-claim document recall@5 (``info["queries"]``: the claims as retrieval saw them)."""
     import core.evaluate.retrieval as er
-    from core.evaluate.metrics import recall_at_k
 
-    per_claim: list[list[float]] = []
-    original_metrics, original_load = er.ir_metrics, er.load_retrieval_set
     info: dict = {}
+    original_load = er.load_retrieval_set
 
-    def capture(rankings, claims, ks):
-        info["queries"] = [c.claim for c in claims]
-        per_claim.append([recall_at_k(r, c.gold_docs, 5) for r, c in zip(rankings, claims, strict=True)])
-        return original_metrics(rankings, claims, ks)
+    @contextlib.contextmanager
+    def expanded():
+        def load(dataset, claims_path, corpus_path=None):
+            data = original_load(dataset, claims_path, corpus_path)
+            abbr = Abbreviations.mine((d.text for d in data.documents), args.min_count, args.min_share)
+            claims = [replace(c, claim=abbr.expand(c.claim)) for c in data.claims]
+            changed = [(a.claim, b.claim) for a, b in zip(data.claims, claims, strict=True) if a.claim != b.claim]
+            info.update(short_forms=len(abbr.expansions), claims_rewritten=len(changed), examples=changed[:40])
+            return replace(data, claims=claims)
 
-    def load(dataset, claims_path, corpus_path=None):
-        data = original_load(dataset, claims_path, corpus_path)
-        if not expand:
-            return data
-        abbr = Abbreviations.mine((d.text for d in data.documents), args.min_count, args.min_share)
-        claims = [replace(c, claim=abbr.expand(c.claim)) for c in data.claims]
-        changed = [(a.claim, b.claim) for a, b in zip(data.claims, claims, strict=True) if a.claim != b.claim]
-        info.update(short_forms=len(abbr.expansions), claims_rewritten=len(changed), examples=changed[:40])
-        return replace(data, claims=claims)
+        er.load_retrieval_set = load
+        try:
+            yield
+        finally:
+            er.load_retrieval_set = original_load
 
-    er.ir_metrics, er.load_retrieval_set = capture, load
-    try:
-        report = evaluate(args)
-    finally:
-        er.ir_metrics, er.load_retrieval_set = original_metrics, original_load
-    return report, dict(zip(report["systems"], per_claim, strict=True)), info
+    seen: list = []
+    report, per_claim = recall_per_claim(args, expanded() if expand else None, seen)
+    info["queries"] = [c.claim for c in seen]
+    return report, per_claim, info
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,9 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     for arm, expand in (("as_written", False), ("expanded", True)):
         reports[arm], claims[arm], info = run(args, expand)
         queries[arm] = info.pop("queries")
-    keys = ["recall@5", "recall@10", "ndcg@10", "sentence_recall@5", "sentence_recall@10", "latency_ms_median",
-            "latency_ms_p95"]
-    table = {arm: {m: {k: rep["systems"][m].get(k) for k in keys} for m in MODES} for arm, rep in reports.items()}
+    table = summary(reports)
     paired = {m: pair(claims["as_written"][m], claims["expanded"][m]) for m in MODES}
     # the claims whose default-mode recall@5 moved, as written and as rewritten
     moved = [{"as_written": q, "expanded": x, "recall@5": [a, b]}
@@ -181,11 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     out = {"dataset": args.dataset, "claims": str(args.claims), "n": reports["as_written"]["n"], "modes": MODES,
            "min_count": args.min_count, "min_share": args.min_share, "expansion": info, "table": table,
            "paired_expanded_vs_as_written": paired, f"moved_{MODES[-1]}": moved, "reports": reports}
-    print(json.dumps({"table": table, "paired": paired, "expansion": {k: v for k, v in info.items() if k != "examples"}},
-                     indent=1))
-    if args.json:
-        args.json.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
-    return 0
+    return emit(args, out, {"table": table, "paired": paired,
+                            "expansion": {k: v for k, v in info.items() if k != "examples"}})
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ Nothing here changes what ships: the engine is switched inside this process only
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -33,30 +34,65 @@ sys.path.insert(0, str(ROOT))
 MODES = ["bm25", "dense", "hybrid-sentence"]
 
 
-def run(args: argparse.Namespace, engine: str) -> tuple[dict, dict[str, list[float]]]:
-    """One ``evaluate_retrieval`` on ``engine`` ("fts5": as shipped; "tantivy": every source),
-    with each system's per-claim document recall@5."""
+KEYS = ["recall@5", "recall@10", "ndcg@10", "sentence_recall@5", "sentence_recall@10", "latency_ms_median",
+        "latency_ms_p95"]
+
+
+def recall_per_claim(args: argparse.Namespace, patch: contextlib.AbstractContextManager | None = None,
+                     seen: list | None = None) -> tuple[dict, dict[str, list[float]]]:
+    """One :func:`evaluate` inside ``patch`` (what the probe switches), with each system's
+    per-claim document recall@5; ``seen`` receives the claims as retrieval saw them."""
     import core.evaluate.retrieval as er
     from core.evaluate.metrics import recall_at_k
-    from core.retrieve.searcher import BM25Retriever
 
     per_claim: list[list[float]] = []
     original_metrics = er.ir_metrics
 
     def capture(rankings, claims, ks):
+        if seen is not None and not seen:
+            seen.extend(claims)
         per_claim.append([recall_at_k(r, c.gold_docs, 5) for r, c in zip(rankings, claims, strict=True)])
         return original_metrics(rankings, claims, ks)
 
-    defaults = BM25Retriever.__init__.__defaults__
     er.ir_metrics = capture
-    if engine == "tantivy":
-        BM25Retriever.__init__.__defaults__ = (0,)
     try:
-        report = evaluate(args)
+        with patch or contextlib.nullcontext():
+            report = evaluate(args)
     finally:
         er.ir_metrics = original_metrics
-        BM25Retriever.__init__.__defaults__ = defaults
     return report, dict(zip(report["systems"], per_claim, strict=True))
+
+
+def emit(args: argparse.Namespace, out: dict, shown: dict) -> int:
+    """Print ``shown`` and write the whole report ``out`` to ``--json``; the exit status."""
+    print(json.dumps(shown, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+    return 0
+
+
+def summary(reports: dict[str, dict]) -> dict:
+    """Each arm's :data:`KEYS` for each of :data:`MODES`."""
+    return {arm: {m: {k: rep["systems"][m].get(k) for k in KEYS} for m in MODES} for arm, rep in reports.items()}
+
+
+@contextlib.contextmanager
+def every_source_on_tantivy():
+    """BM25 on Tantivy for every source, whatever its size (inside the block only)."""
+    from core.retrieve.searcher import BM25Retriever
+
+    defaults = BM25Retriever.__init__.__defaults__
+    BM25Retriever.__init__.__defaults__ = (0,)
+    try:
+        yield
+    finally:
+        BM25Retriever.__init__.__defaults__ = defaults
+
+
+def run(args: argparse.Namespace, engine: str) -> tuple[dict, dict[str, list[float]]]:
+    """One ``evaluate_retrieval`` on ``engine`` ("fts5": as shipped; "tantivy": every source),
+    with each system's per-claim document recall@5."""
+    return recall_per_claim(args, every_source_on_tantivy() if engine == "tantivy" else None)
 
 
 def evaluate(args: argparse.Namespace) -> dict:
@@ -106,17 +142,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--engines takes fts5 and/or tantivy")
     for engine in engines:
         reports[engine], claims[engine] = run(args, engine)
-    keys = ["recall@5", "recall@10", "ndcg@10", "sentence_recall@5", "sentence_recall@10", "latency_ms_median",
-            "latency_ms_p95"]
-    table = {engine: {m: {k: rep["systems"][m].get(k) for k in keys} for m in MODES}
-             for engine, rep in reports.items()}
+    table = summary(reports)
     paired = {m: pair(claims["fts5"][m], claims["tantivy"][m]) for m in MODES} if len(engines) == 2 else None
     out = {"dataset": args.dataset, "claims": str(args.claims), "n": reports[engines[0]]["n"], "modes": MODES,
            "table": table, "paired_tantivy_vs_fts5": paired, "reports": reports}
-    print(json.dumps({"table": table, "paired": paired}, indent=1))
-    if args.json:
-        args.json.write_text(json.dumps(out, indent=1) + "\n")
-    return 0
+    return emit(args, out, {"table": table, "paired": paired})
 
 
 if __name__ == "__main__":

@@ -195,6 +195,14 @@ def test_batch_lines_are_checked_against_their_own_documents_and_reused_on_a_rer
     assert again.exit_code == 0, again.output
     assert [json.loads(line)["run_id"] for line in again.stdout.splitlines() if line.startswith("{")] == \
         [r["run_id"] for r in runs]  # the same runs, reused
+    # the table ends with the batch at a glance: the mean of the answers' factual precision, every claim's verdict
+    table = runner.invoke(app, ["--db", str(db), "check", "--jsonl", str(batch)])
+    assert table.exit_code == 0, table.output
+    precision = [r["scores"]["factual_precision"]["value"] for r in runs]
+    verdicts = [c["verdict"] for r in runs for c in r["claims"]]
+    last = " ".join(table.stdout.split()).rsplit("batch: ", 1)[-1]  # the console wraps long lines
+    assert last.startswith(f"2 answers, mean factual precision {sum(precision) / 2:.2f} over 2 scored; "
+                           f"{len(verdicts)} claims: {verdicts.count('supported')} supported")
 
 
 @pytest.mark.parametrize(

@@ -173,6 +173,20 @@ def print_check(results: list[dict], fmt: str) -> None:
             if ev:
                 body = " ".join(ev["text"][:200].split())
                 out.print(Text(f"       ↳ {ev['title']} [{source_label(ev['source'])}:{ev['doc_id']}]: {body}", style="dim"))
+    if len(results) > 1:
+        out.print(Text(batch_summary(results), style="bold"))
+
+
+def batch_summary(results: list[dict]) -> str:
+    """The last line of a batch's table: how many answers, their mean factual precision (FActScore's
+    batch score: the mean over answers that have a verified claim, as the HTML batch page reads it)
+    and the verdicts of all their claims. Why: a fact-checker running a ``check --jsonl`` file in
+    a terminal sees the batch at a glance, without exporting it."""
+    values = [fp for r in results if (fp := (r["scores"].get("factual_precision") or {}).get("value")) is not None]
+    verdicts = [c["verdict"] for r in results for c in r["claims"] if c["verdict"]]
+    counts = ", ".join(f"{verdicts.count(v)} {v.replace('_', ' ')}" for v in VERDICT_STYLE if verdicts.count(v))
+    mean = f"mean factual precision {sum(values) / len(values):.2f} over {len(values)} scored" if values else "none scored"
+    return f"batch: {len(results)} answers, {mean}; {len(verdicts)} claims: {counts or 'none verified'}"
 
 
 # ---------------------------------------------------------------- scores, attribution, agreement (issue 6)

@@ -121,26 +121,26 @@ def document_record(obj: dict, where: str | Path, lineno: int, name: str, field:
     return DocumentRecord(str(ext if ext is not None else name), title.strip(), text.strip(), url)
 
 
-def line_documents(value: Any, where: str | Path, lineno: int) -> list[DocumentRecord]:
-    """A batch line's own given documents (``check --jsonl``, field ``documents``): a list of
-    strings, or of objects with ``text`` and optional ``title`` / ``id`` / ``url``. Why: a RAG
-    pipeline logs each answer beside the passages it was generated from, and each answer is to be
-    checked against its own passages, not one set shared by the batch (``--against``). A string's
-    document is titled "document N" (N from 1, its place in the list). Bad input names the file,
-    the line and the entry."""
+def line_documents(value: Any, where: str | Path, lineno: int, field: str = "documents") -> list[DocumentRecord]:
+    """A batch line's own given documents (``check --jsonl``, field ``documents``, or a RAGAS log's
+    ``retrieved_contexts`` / ``contexts``, named by ``field``): a list of strings, or of objects with
+    ``text`` and optional ``title`` / ``id`` / ``url``. Why: a RAG pipeline logs each answer beside the
+    passages it was generated from, and each answer is to be checked against its own passages, not
+    one set shared by the batch (``--against``). A string's document is titled "document N" (N from
+    1, its place in the list). Bad input names the file, the line and the entry."""
     if not isinstance(value, list) or not value:
-        raise InputError("field 'documents' must be a non-empty list of strings or objects with 'text'", where, lineno)
+        raise InputError(f"field {field!r} must be a non-empty list of strings or objects with 'text'", where, lineno)
     docs = []
     for i, item in enumerate(value, start=1):
         name = f"document {i}"
         if isinstance(item, str):
             if not item.strip():
-                raise InputError(f"documents[{i - 1}] is empty", where, lineno)
+                raise InputError(f"{field}[{i - 1}] is empty", where, lineno)
             docs.append(DocumentRecord(name, name, item.strip()))
         elif isinstance(item, dict):
-            docs.append(document_record(item, where, lineno, name, field=f"documents[{i - 1}]"))
+            docs.append(document_record(item, where, lineno, name, field=f"{field}[{i - 1}]"))
         else:
-            raise InputError(f"documents[{i - 1}] must be a string or an object with 'text', got {type(item).__name__}",
+            raise InputError(f"{field}[{i - 1}] must be a string or an object with 'text', got {type(item).__name__}",
                              where, lineno)
     check_given_size(docs, where, lineno)
     return docs

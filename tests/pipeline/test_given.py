@@ -205,6 +205,33 @@ def test_batch_lines_are_checked_against_their_own_documents_and_reused_on_a_rer
                            f"{len(verdicts)} claims: {verdicts.count('supported')} supported")
 
 
+def test_a_ragas_log_is_checked_as_written_and_is_the_same_run_as_our_own_fields(runner, tmp_path, wice_rows):
+    """An evaluation pipeline's RAGAS log ({"user_input", "response", "retrieved_contexts"}, or
+    "answer" / "contexts" before RAGAS 0.2) needs no conversion: its answer and contexts are read
+    as 'text' and 'documents', so the same line in our own fields reuses that very run."""
+    row = wice_rows[4]
+    ragas, ours, old = tmp_path / "ragas.jsonl", tmp_path / "ours.jsonl", tmp_path / "ragas01.jsonl"
+    ragas.write_text(json.dumps({"id": "q1", "user_input": "What did MTV say?", "response": row.claim,
+                                 "retrieved_contexts": [row.doc], "reference": "ignored"}) + "\n")
+    ours.write_text(json.dumps({"id": "q1", "text": row.claim, "documents": [row.doc]}) + "\n")
+    old.write_text(json.dumps({"id": "q1", "question": "What did MTV say?", "answer": row.claim, "contexts": [row.doc]})
+                   + "\n")
+    db = str(tmp_path / "r.db")
+    runs = []
+    for batch in (ragas, ours, old):
+        res = runner.invoke(app, ["--db", db, "check", "--jsonl", str(batch), "--format", "jsonl"])
+        assert res.exit_code == 0, res.output
+        runs += [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
+    assert len({r["run_id"] for r in runs}) == 1 and runs[0]["claims"][0]["verdict"] == "supported"
+    assert runs[0]["claims"][0]["evidence"]["source"] == "_given"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"user_input": "Q?", "retrieved_contexts": ["a page"]}) + "\n")
+    res = runner.invoke(app, ["--db", str(tmp_path / "bad.db"), "check", "--jsonl", str(bad)])
+    assert res.exit_code == 2
+    assert "line 1: needs a non-empty string field 'text' (or 'response', 'answer', a RAGAS log's)" in res.output
+    assert not (tmp_path / "bad.db").exists()
+
+
 @pytest.mark.parametrize(
     ("lines", "extra", "expect"),
     [

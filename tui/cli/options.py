@@ -123,6 +123,18 @@ def stdin_text() -> str:
     return decode_text(sys.stdin.buffer.read(), "standard input")
 
 
+# A batch line's answer and its own documents, by the first of these names it has: ours, then a RAGAS
+# evaluation log's (``response`` / ``retrieved_contexts`` in RAGAS ≥ 0.2, ``answer`` / ``contexts``
+# before), so an evaluation pipeline's log is checked as it is written.
+TEXT_FIELDS = ("text", "response", "answer")
+DOCUMENT_FIELDS = ("documents", "retrieved_contexts", "contexts")
+
+
+def first_field(obj: dict, names: tuple[str, ...]) -> str:
+    """The first of ``names`` that ``obj`` has, else the first name (for the error message)."""
+    return next((n for n in names if n in obj), names[0])
+
+
 def check_inputs(text, file, jsonl, documents: list | None = None) -> list[tuple[str | None, str]]:
     """(external id, text) per run to create; [] when resuming. Every text is checked here
     (empty, too long, not text) so a bad batch line stops the batch before anything runs.
@@ -168,16 +180,20 @@ def check_inputs(text, file, jsonl, documents: list | None = None) -> list[tuple
             records = jsonl_records(jsonl)
         items = []
         for lineno, obj in records:
-            body = obj.get("text")
+            field = first_field(obj, TEXT_FIELDS)
+            body = obj.get(field)
             if not isinstance(body, str) or not body.strip():
-                raise InputError("needs a non-empty string field 'text'", where, lineno)
-            check_text_size(body, "field 'text'", where, lineno)
+                raise InputError(f"needs a non-empty string field {field!r}" + (
+                    "" if field in obj else f" (or {', '.join(repr(f) for f in TEXT_FIELDS[1:])}, a RAGAS log's)"),
+                    where, lineno)
+            check_text_size(body, f"field {field!r}", where, lineno)
             ext_id = record_field(obj, "id", (str, int), where, lineno, required=False)
             items.append((str(lineno if ext_id is None else ext_id), body))
             if documents is not None:
                 from core.pipeline.given import line_documents
 
-                documents.append(None if obj.get("documents") is None else line_documents(obj["documents"], where, lineno))
+                field = first_field(obj, DOCUMENT_FIELDS)
+                documents.append(None if obj.get(field) is None else line_documents(obj[field], where, lineno, field))
         if not items:
             raise InputError("contains no inputs", where)
         return items

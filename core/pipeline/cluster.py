@@ -379,7 +379,7 @@ class RayBatch:
             return [i for i in ids if i is not None]
         ray = init_ray(self.options)
         actors = self._actors(ray, self._knowledge(ray))
-        given = self._given_refs(ray, todo)
+        given: dict[int, Any] = {}  # id of a given-documents pipeline → its passages in the object store
         by_key = {line.key: line for line in todo}
         queue = list(todo)
         # object ref → (line key, actor index); key None: a ping to an actor Ray is restarting,
@@ -391,7 +391,7 @@ class RayBatch:
             while queue and free:
                 line, a = queue.pop(0), free.pop(0)
                 line.attempts += 1
-                running[actors[a].check.remote(jobs[line.key], given.get(line.key))] = (line.key, a)
+                running[actors[a].check.remote(jobs[line.key], self._passages(ray, line.key, given))] = (line.key, a)
             ready, _ = ray.wait(list(running), num_returns=1)
             ref = ready[0]
             key, a = running.pop(ref)
@@ -412,6 +412,8 @@ class RayBatch:
             if key is None:
                 continue
             line = by_key[key]
+            if self.per_line is not None and (outcome.error is None or line.attempts >= MAX_ATTEMPTS):
+                given.pop(id(self._pipe(key)), None)  # a line's own passages leave the object store with it
             if outcome.error is None:
                 self._store(line, outcome)
                 ids[key] = line.run_id
@@ -433,19 +435,18 @@ class RayBatch:
         ray.shutdown()  # disconnect (and stop a local instance) before the caller prints results
         return [i for i in ids if i is not None]
 
-    def _given_refs(self, ray, lines: Sequence[_Line]) -> dict[int, Any]:
-        """Line key → an object-store reference to its given passages (lines sharing a document
-        set, ``--against``, share one copy); empty for a batch over a knowledge source. Ray resolves
-        a reference passed as a top-level argument before the worker's method runs."""
-        refs: dict[int, Any] = {}
-        by_pipe: dict[int, Any] = {}
-        for line in lines:
-            pipe = self._pipe(line.key)
-            if isinstance(pipe, GivenPipeline):
-                if id(pipe) not in by_pipe:
-                    by_pipe[id(pipe)] = ray.put(pipe.searcher.passages)
-                refs[line.key] = by_pipe[id(pipe)]
-        return refs
+    def _passages(self, ray, key: int, given: dict[int, Any]) -> Any:
+        """An object-store reference to line ``key``'s given passages, put there when the line is
+        first sent (None for a batch over a knowledge source). Lines that share a document set
+        (``--against``) share one copy; a line's own set is dropped once the line is done, so a
+        large RAG log never holds every line's passages in the store at once. Ray resolves a
+        reference passed as a top-level argument before the worker's method runs."""
+        pipe = self._pipe(key)
+        if not isinstance(pipe, GivenPipeline):
+            return None
+        if id(pipe) not in given:
+            given[id(pipe)] = ray.put(pipe.searcher.passages)
+        return given[id(pipe)]
 
     def _job(self, line: _Line) -> AnswerJob:
         """Everything the line still needs: the whole answer, or a stored run's pending claims."""

@@ -237,7 +237,7 @@ def test_a_ragas_log_is_checked_as_written_and_is_the_same_run_as_our_own_fields
     [
         ([{"text": "A claim.", "documents": []}], [], "line 1: field 'documents' must be a non-empty list"),
         ([{"text": "A claim.", "documents": [{"title": "t"}]}], [], "line 1: documents[0] needs a non-empty string"),
-        ([{"text": "A claim.", "documents": ["a page"]}, {"text": "B."}], [], "line id '2' has no 'documents'"),
+        ([{"text": "A claim.", "documents": ["a page"]}, {"text": "B."}], [], "line id '2' has no documents ('documents', 'retrieved_contexts', 'contexts')"),
         ([{"text": "A claim.", "documents": ["a page"]}], ["--source", "wiki-vital"], "drop --source"),
     ],
 )

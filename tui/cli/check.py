@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from tui.cli.options import (
+    DOCUMENT_FIELDS,
     EXPAND_LLM_HELP,
     FROM_SETTINGS,
     GROUNDING_HELP,
@@ -348,8 +349,9 @@ def refuse_line_documents(inputs, line_docs, against, source, mode) -> None:
     before the database is opened."""
     missing = [ext_id for (ext_id, _), docs in zip(inputs, line_docs, strict=True) if docs is None]
     if missing:
-        raise_input(f"line id {missing[0]!r} has no 'documents' while other lines have theirs: give every line its "
-                    "documents, or none (then --against F or a knowledge source is the evidence)")
+        named = ", ".join(repr(f) for f in DOCUMENT_FIELDS)
+        raise_input(f"line id {missing[0]!r} has no documents ({named}) while other lines have theirs: give every "
+                    "line its documents, or none (then --against F or a knowledge source is the evidence)")
     if against:
         raise_input("the lines carry their own 'documents': drop --against")
     if source or mode is not None:

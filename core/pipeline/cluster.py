@@ -315,16 +315,14 @@ class RayBatch:
                  options: ClusterOptions, listener: Listener | None = None,
                  on_done: Callable[[int, str | None, int], None] | None = None,
                  warn: Callable[[str], None] | None = None) -> None:
-        self.per_line = None if isinstance(pipeline, Pipeline) else list(pipeline)
-        if self.per_line is not None:
-            if not self.per_line or not all(isinstance(p, GivenPipeline) for p in self.per_line):
-                raise InputError("a pipeline per line is for lines with their own given documents")
-            pipeline = self.per_line[0]
-        assert isinstance(pipeline, Pipeline)
-        if pipeline.mode not in CLUSTER_MODES:
+        pipes = [pipeline] if isinstance(pipeline, Pipeline) else list(pipeline)
+        self.per_line = None if isinstance(pipeline, Pipeline) else pipes
+        if self.per_line is not None and (not pipes or not all(isinstance(p, GivenPipeline) for p in pipes)):
+            raise InputError("a pipeline per line is for lines with their own given documents")
+        if pipes[0].mode not in CLUSTER_MODES:
             raise InputError(f"--ray runs bm25, dense, hybrid or hybrid-sentence retrieval, or given documents, "
-                             f"not {pipeline.mode}")
-        self.pipeline, self.stages, self.options = pipeline, stages, options
+                             f"not {pipes[0].mode}")
+        self.pipeline, self.stages, self.options = pipes[0], stages, options
         self.listener, self.on_done = listener, on_done
         self.warn = warn or (lambda _m: None)
         self.failed: list[str] = []

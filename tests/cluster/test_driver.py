@@ -11,6 +11,7 @@ import sqlite3
 
 import pytest
 
+from core.errors import InputError
 from core.pipeline.cluster import AnswerOutcome, CheckWorker, ClusterOptions, RayBatch, _Line
 from core.settings import Settings
 from core.workbench import RunOptions, Workbench, cluster_stages
@@ -74,6 +75,9 @@ def test_a_failed_answer_is_recorded_then_its_retry_fills_the_same_run(setup, mo
     # The worker's connection is read-only: the store is written by the driver alone.
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
         worker.db.execute("DELETE FROM runs")
+    # A pipeline per line is for lines with their own given documents, never a knowledge source's.
+    with pytest.raises(InputError, match="own given documents"):
+        RayBatch([pipeline], stages, ClusterOptions(workers=1))
 
 
 def test_a_new_worker_sweeps_the_snapshot_folders_of_dead_workers_only(tmp_path):

@@ -2,7 +2,7 @@
 bug report. Python and claimscope versions; the models the settings name (embedder, verifier,
 spaCy pipeline, GGUF LLM) with where they are and a short sha256 of their weights; the
 database (path, schema version, sources and passages); the GPU torch sees; the llama.cpp
-build; onnxruntime when installed.
+build; onnxruntime when installed; Ray (the cluster extra behind ``--ray``) when installed.
 
 Why read-only: a doctor that created or migrated the database it is asked about would change
 the thing being diagnosed, so the database is opened with SQLite's ``mode=ro`` and never
@@ -28,7 +28,7 @@ from core.settings import Settings
 
 @dataclass(frozen=True)
 class Check:
-    section: str  # python | claimscope | models | database | gpu | llama.cpp | onnxruntime
+    section: str  # python | claimscope | models | database | gpu | llama.cpp | onnxruntime | cluster
     name: str
     value: str
     problem: str | None = None
@@ -217,6 +217,15 @@ def onnx_checks() -> list[Check]:
             Check("onnxruntime", "default copies", int8)]
 
 
+def cluster_checks() -> list[Check]:
+    """Ray's version, read from its package metadata, not imported (importing Ray takes seconds
+    and starts nothing a report needs). Missing is no problem: Ray is the optional ``cluster``
+    extra, needed only by ``--ray``."""
+    ray = _version("ray")
+    return [Check("cluster", "ray", f"{ray} (check --jsonl F --ray, source add --ray)" if ray else
+                  "not installed (optional: pip install 'claimscope[cluster]' for --ray)")]
+
+
 def _settings_file(config: Path | None) -> Check:
     """The settings file in effect: --config, else CLAIMSCOPE_CONFIG, else the user config dir's."""
     import os
@@ -243,6 +252,7 @@ def doctor(settings: Settings, config: Path | None = None) -> list[Check]:
     out += gpu_checks(settings.device)
     out += llama_checks()
     out += onnx_checks()
+    out += cluster_checks()
     return out
 
 

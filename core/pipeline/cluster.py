@@ -352,7 +352,7 @@ class RayBatch:
         # re-sends the answer it was working on (max_task_retries stays 0 so each failure is seen).
         remote = ray.remote(num_cpus=ACTOR_CPUS, max_restarts=MAX_ATTEMPTS, max_task_retries=0)(CheckWorker)
         run = (self.pipeline.k, self.pipeline.mode, self.pipeline.sources, self.pipeline.batch_claims)
-        self._knowledge = knowledge  # keeps the snapshot in the object store while actors may restart
+        self._held = knowledge  # keeps the snapshot in the object store while actors may restart
         return [remote.remote(self.stages, run, knowledge.path, knowledge.files) for _ in range(self.options.workers)]
 
     def run(self, lines: Sequence[tuple[str | None, str]]) -> list[int]:

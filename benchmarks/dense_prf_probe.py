@@ -49,14 +49,13 @@ def dense_feedback(db_path: Path, m: int, beta: float) -> Iterator[None]:
 
     vectors: dict[int, np.ndarray] = {}
 
-    def vector_of(pid: int) -> np.ndarray | None:
-        if not vectors:  # every source's stored passage vectors, once (SciFact: 11,920 x 384)
+    def vector_of(pid: int, model: str) -> np.ndarray | None:
+        if not vectors:  # every source's stored passage vectors from the searching model, once (SciFact: 11,920 x 384)
             db = open_db(db_path)
             try:
                 for s in sq.list_sources(db):
-                    for (model,) in db.execute("SELECT DISTINCT model FROM embeddings"):
-                        ids, vecs = sq.load_embeddings(db, s.id, model)
-                        vectors.update(zip((int(i) for i in ids), vecs, strict=True))
+                    ids, vecs = sq.load_embeddings(db, s.id, model)
+                    vectors.update(zip((int(i) for i in ids), vecs, strict=True))
             finally:
                 db.conn.close()
         return vectors.get(pid)
@@ -65,7 +64,8 @@ def dense_feedback(db_path: Path, m: int, beta: float) -> Iterator[None]:
 
     def fed_back(self, vector: np.ndarray, k: int):
         first = original(self, vector, max(k, m))
-        found = [v for v in (vector_of(pid) for pid, _ in first[:m]) if v is not None]
+        model = self._embedder.ref.model_id
+        found = [v for v in (vector_of(pid, model) for pid, _ in first[:m]) if v is not None]
         return original(self, rocchio(vector, np.array(found), beta), k)
 
     DenseRetriever.retrieve_vector = fed_back

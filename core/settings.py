@@ -95,6 +95,10 @@ class Settings:
     # (core/verify/verdict_model.py: a logistic regression fitted on train splits, core/verify/data/verdict_model.json;
     # the default since it measured better: Factcheck-GPT κ .077 → .405, demo 2 → 5 of 7 right).
     verdict_rule: str = "learned"
+    # Claims of sentences in another language are noted "not English (reads as …)" and not verified
+    # (core/language.py). Off by default: measured, it called 2 of 28,632 English sentences not English
+    # and failed its rule's per-set bound (docs/benchmarks.md, "Text in another language").
+    english_only: bool = False
     theme: str = "claimscope-dark"
     keymap: dict = field(default_factory=dict)  # binding id → keys, e.g. {"run": "ctrl+r"}
 
@@ -133,7 +137,8 @@ RANGES: dict[str, tuple[float, float]] = {
 # the top. A flat key (the field name at the top level) is read too: older files have them.
 SECTIONS: dict[str, dict[str, str]] = {
     "run": {"decomposer": "decomposer", "verifier": "verifier", "mode": "mode", "top_k": "top_k",
-            "sources": "sources", "grounding": "grounding", "verdict_rule": "verdict_rule"},
+            "sources": "sources", "grounding": "grounding", "verdict_rule": "verdict_rule",
+            "english_only": "english_only"},
     "models": {"embedder": "embedder", "device": "device", "llm": "llm"},
     "index": {"chunk_words": "chunk_words", "chunk_overlap": "chunk_overlap"},
     "retrieval": {"rrf_k": "rrf_k", "sentence_choice": "sentence_choice"},

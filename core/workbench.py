@@ -42,6 +42,7 @@ class RunOptions:
     conflict: float
     verdict_rule: str
     sentence_choice: str
+    english_only: bool
 
     @classmethod
     def from_settings(cls, s: Settings) -> RunOptions:
@@ -49,6 +50,7 @@ class RunOptions:
             decomposer=s.decomposer, verifier=s.verifier, sources=tuple(s.sources), mode=s.mode, k=s.top_k,
             grounding=s.grounding, support=s.support_threshold, refute=s.refute_threshold,
             conflict=s.conflict_threshold, verdict_rule=s.verdict_rule, sentence_choice=s.sentence_choice,
+            english_only=s.english_only,
         )
 
     def with_(self, **kw: Any) -> RunOptions:
@@ -232,7 +234,14 @@ class Workbench:
             db, self.decomposer(options.decomposer), self.searcher(db), self.verifier(options),
             sources=list(options.sources) or None, k=options.k, mode=options.mode,
             expander=self.expander(options.mode), splitter=self.splitter(),
+            language_guard=self.language_guard() if options.english_only else None,
         )
+
+    def language_guard(self):
+        """The English-only guard (core/language.py), shared like the models: its identifier loads once."""
+        from core.language import LanguageGuard
+
+        return self._model(("language_guard",), LanguageGuard)
 
     def missing_builtins(self, db: sqlite_utils.Database, names: tuple[str, ...]) -> list[str]:
         """Built-in sources a run over ``names`` needs indexed first: those asked for (or, on

@@ -261,11 +261,14 @@ def test_a_text_piped_to_file_dash_splits_as_the_same_text_given_as_an_argument(
     as_arg = runner.invoke(app, ["decompose", text, "--json", "--decomposer", "rules"])
     piped = runner.invoke(app, ["decompose", "--file", "-", "--json", "--decomposer", "rules"],
                           input=text.replace("\n", "\r\n").encode("utf-8"))
-    assert as_arg.exit_code == 0 and piped.exit_code == 0, (as_arg.output, piped.output)
+    dash = runner.invoke(app, ["decompose", "-", "--json", "--decomposer", "rules"], input=text.encode("utf-8"))
+    assert as_arg.exit_code == 0 and piped.exit_code == 0 and dash.exit_code == 0, (as_arg.output, piped.output, dash.output)
     claims = [json.loads(line) for line in piped.stdout.splitlines()]
     expected = [json.loads(line) for line in as_arg.stdout.splitlines()]
     assert len(claims) >= 3
     assert [(c["text"], c["span"]) for c in claims] == [(c["text"], c["span"]) for c in expected]
+    # the text "-" is standard input, as most tools read it (it used to be checked as the claim "-")
+    assert [json.loads(line)["text"] for line in dash.stdout.splitlines()] == [c["text"] for c in expected]
 
 
 def test_bad_standard_input_is_refused_before_wiki_vital_is_indexed(runner, tmp_path, monkeypatch):
@@ -284,9 +287,10 @@ def test_bad_standard_input_is_refused_before_wiki_vital_is_indexed(runner, tmp_
     ]
     for command in ("check", "decompose"):
         for data, message in cases:
-            res = runner.invoke(app, ["--db", str(db), command, "--file", "-"], input=data)
-            assert res.exit_code == 2, (command, data, res.output)
-            assert message in res.output and "Traceback" not in res.output, (command, data, res.output)
+            for how in (["--file", "-"], ["-"]):
+                res = runner.invoke(app, ["--db", str(db), command, *how], input=data)
+                assert res.exit_code == 2, (command, how, data, res.output)
+                assert message in res.output and "Traceback" not in res.output, (command, how, data, res.output)
     res = runner.invoke(app, ["decompose", "Tokyo is in Japan.", "--file", "-"], input=b"Paris.")
     assert res.exit_code == 2 and "give exactly one of" in res.output
 

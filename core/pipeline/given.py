@@ -434,4 +434,7 @@ def given_pipeline(
             raise InputError("give at least one document to check against")
         s = workbench.settings
         stored = store_given(db, docs, workbench.splitter(), s.chunk_words, s.chunk_overlap)
-    return GivenPipeline(db, workbench.decomposer(options.decomposer), workbench.verifier(options), stored)
+    pipeline = GivenPipeline(db, workbench.decomposer(options.decomposer), workbench.verifier(options), stored)
+    if options.english_only:
+        pipeline.language_guard = workbench.language_guard()
+    return pipeline

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import sqlite_utils
@@ -22,6 +22,7 @@ from core.decompose.base import Claim, Decomposer, code_hash
 from core.decompose.citations import CitedClaim, decompose_cited
 from core.diagnostics.characteristics import parse_partial_date
 from core.errors import InputError, NotFoundError
+from core.language import LanguageGuard, mark_other_languages
 from core.machine import machine_manifest
 from core.pipeline.events import Event, EventKind
 from core.pipeline.stored import expand_cached, store_claim_result
@@ -108,15 +109,19 @@ class Pipeline:
         expander: Expander | None = None,
         splitter: Any = None,
         batch_claims: int = BATCH_CLAIMS,
+        language_guard: LanguageGuard | None = None,
     ) -> None:
         """``expander`` is required by the expansion modes (hyde, query2doc); ``splitter``
         (sentences of the generated text) turns on their leakage audit. ``batch_claims``: the
-        most claims whose NLI pairs share one batched pass (:meth:`resume`)."""
+        most claims whose NLI pairs share one batched pass (:meth:`resume`). ``language_guard``
+        (the ``english_only`` setting): claims of sentences in another language are noted and
+        not verified (core/language.py)."""
         self.db, self.decomposer, self.searcher, self.verifier = db, decomposer, searcher, verifier
         self.sources, self.k, self.mode = sources, k, mode
         self.use_cache = use_cache
         self.expander, self.splitter = expander, splitter
         self.batch_claims = batch_claims
+        self.language_guard = language_guard
         if mode in ("hyde", "query2doc") and (expander is None or expander.method != mode):
             raise InputError(f"retrieval mode {mode} needs a {mode} query expander (an LLM)")
         self._manifest_key: str | None = None
@@ -135,6 +140,8 @@ class Pipeline:
             from core.verify.verdict_model import model_digest
 
             config["verdict_rule"] = {"rule": self.verifier.verdict_rule, "model": model_digest()}
+        if self.language_guard is not None:  # absent when off, so runs made before the setting keep their key
+            config["english_only"] = True
         return config
 
     def _emit(
@@ -207,7 +214,8 @@ class Pipeline:
         # changed decomposer never reads a decomposition the old one cached
         identity = getattr(self.decomposer, "identity", None)
         return cache.key_of({"decomposer": self.decomposer.name, "model": model, "layout": self._layout_code,
-                             **({"identity": identity} if identity is not None else {})})
+                             **({"identity": identity} if identity is not None else {}),
+                             **({"english_only": True} if self.language_guard is not None else {})})
 
     def _decompose(self, text: str) -> tuple[list[CitedClaim], bool]:
         """The claims of ``text`` (with their [n] citations), from the stage cache when the
@@ -219,7 +227,11 @@ class Pipeline:
                     CitedClaim(Claim(**{**c["claim"], "span": tuple(c["claim"]["span"])}), tuple(c["citations"]))
                     for c in hit
                 ], True
-        return decompose_cited(text, self.decomposer), False  # = decompose() when there is no [n] marker
+        cited = decompose_cited(text, self.decomposer)  # = decompose() when there is no [n] marker
+        if self.language_guard is not None:
+            marked = mark_other_languages([c.claim for c in cited], self.language_guard)
+            cited = [replace(c, claim=m) for c, m in zip(cited, marked, strict=True)]
+        return cited, False
 
     def manifest_key(self) -> str:
         """What determines a claim's evidence and verdict: models (ids and weight hashes),

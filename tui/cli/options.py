@@ -138,7 +138,8 @@ def first_field(obj: dict, names: tuple[str, ...]) -> str:
 def check_inputs(text, file, jsonl, documents: list | None = None) -> list[tuple[str | None, str]]:
     """(external id, text) per run to create; [] when resuming. Every text is checked here
     (empty, too long, not text) so a bad batch line stops the batch before anything runs.
-    ``--file -`` and ``--jsonl -`` read standard input, so an answer or a batch can be piped in.
+    ``--file -`` and ``--jsonl -`` read standard input, so an answer or a batch can be piped in;
+    so does the text ``-``.
     ``documents``: when a list is given, each batch line's own given documents (its field
     ``documents``, core/pipeline/given.py :func:`line_documents`), or None, are appended to it in
     the order of the items (read here because standard input is read once)."""
@@ -146,6 +147,8 @@ def check_inputs(text, file, jsonl, documents: list | None = None) -> list[tuple
     from core.ingest.sources import json_lines, jsonl_records, read_text_file, record_field
     from core.settings import check_text_size
 
+    if text is not None and text.strip() == STDIN:  # `… | claimscope check -`, as most tools read it
+        text, file = None, Path(STDIN)
     if text is not None:
         if not text.strip():
             raise InputError("the text is empty")

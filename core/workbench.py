@@ -311,10 +311,11 @@ class Workbench:
 
 
 def cluster_stages(settings: Settings, options: RunOptions, db: sqlite_utils.Database | None):
-    """(decomposer, verifier, searcher) of a run with ``options`` over ``db``, built on a
+    """(decomposer, verifier, searcher, language guard or None) of a run with ``options`` over ``db``, built on a
     cluster worker (core/pipeline/cluster.py) — here, in the composition root, so the
     pipeline layer never imports the workbench. Passed to Ray as
     ``functools.partial(cluster_stages, settings, options)``. ``db`` None (a batch against given
     documents) builds no searcher, so the worker never loads the embedder."""
     wb = Workbench(settings)
-    return wb.decomposer(options.decomposer), wb.verifier(options), wb.searcher(db) if db is not None else None
+    return (wb.decomposer(options.decomposer), wb.verifier(options), wb.searcher(db) if db is not None else None,
+            wb.language_guard() if options.english_only else None)

@@ -101,10 +101,13 @@ def test_check_english_only_leaves_the_other_languages_unverified(tmp_path):
     cfg = tmp_path / "claimscope.toml"
     cfg.write_text("[run]\nenglish_only = true\n")
 
+    stderr: list[str] = []
+
     def run(options: tuple[str, ...] = (), flags: tuple[str, ...] = ()) -> tuple[list[dict], dict]:
         res = runner.invoke(app, ["--db", str(tmp_path / "x.db"), *options, "check", text, "--against", str(doc),
                                   "--format", "json", *flags])
         assert res.exit_code == 0, res.output
+        stderr.append(res.stderr)
         out = json.loads(res.stdout)[0]
         return out["claims"], rq.get_run(open_db(tmp_path / "x.db"), out["run_id"]).config
 
@@ -118,3 +121,9 @@ def test_check_english_only_leaves_the_other_languages_unverified(tmp_path):
     every, config = run(("--config", str(cfg)), ("--all-languages",))  # the option wins over the settings
     assert all(c["checkable"] and c["verdict"] is not None for c in every)
     assert "english_only" not in config  # runs made before the setting existed keep their settings' key
+    assert "read as another language" not in "".join(stderr)  # the user chose: no warning
+    # nobody chose: every claim is checked, and stderr says which read as another language
+    default, _ = run()
+    assert all(c["checkable"] and c["verdict"] is not None for c in default)
+    assert "2 of 3 checked claims read as another language (Spanish, German)" in stderr[-1]
+    assert "--english-only" in stderr[-1]

@@ -37,10 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from core.decompose.citations import CitedClaim, decompose_cited
+from core.decompose.citations import CitedClaim
 from core.errors import ClaimscopeError, InputError
 from core.pipeline.given import GIVEN_MODE, GivenPipeline, GivenSearcher, given_verifier
-from core.pipeline.runner import BATCH_CLAIMS, Listener, Pipeline, passage_evidence, window_sizes
+from core.pipeline.runner import BATCH_CLAIMS, Listener, Pipeline, passage_evidence, split_claims, window_sizes
 from core.retrieve.searcher import HYBRID_MODES, Hit
 from core.verify.verifier import ClaimVerdict
 from store import runs as rq
@@ -190,11 +190,11 @@ def open_knowledge(knowledge: Knowledge, scratch: Path | None):
 
 class CheckWorker:
     """A Ray actor's state: the models, loaded once, and the read-only knowledge source (none
-    for given documents). ``stages(db)`` builds (decomposer, verifier, searcher) on the worker —
+    for given documents). ``stages(db)`` builds (decomposer, verifier, searcher, language guard) on the worker —
     a function of the composition root (core/workbench.py: ``cluster_stages``), pickled by
     reference; ``db`` None builds no searcher."""
 
-    def __init__(self, stages: Callable[[Any], tuple[Any, Any, Any]], run: tuple[Any, ...],
+    def __init__(self, stages: Callable[[Any], tuple[Any, ...]], run: tuple[Any, ...],
                  path: str | None = None, files: dict[str, bytes] | None = None) -> None:
         """``run``: (k, mode, sources[, claims per batched NLI pass]) of the driver's pipeline.
         ``path`` (shared) or ``files`` (the snapshot: passed to the actor as a top-level
@@ -208,7 +208,9 @@ class CheckWorker:
         # A shipped snapshot needs a folder on the node; a shared path needs none.
         self._scratch = new_scratch() if files is not None else None
         self.db = open_knowledge(Knowledge(path, files), self._scratch) if path or files is not None else None
-        self.decomposer, self.verifier, self.searcher = stages(self.db)
+        # (decomposer, verifier, searcher[, language guard]): the guard when the run is English-only
+        self.decomposer, self.verifier, self.searcher, *guard = stages(self.db)
+        self.language_guard = guard[0] if guard else None
         self.given = given_verifier(self.verifier)  # every unit judged, as GivenPipeline judges
         self.k, self.mode, self.sources, *rest = run
         self.batch_claims = rest[0] if rest else BATCH_CLAIMS
@@ -222,7 +224,7 @@ class CheckWorker:
             cited = None
             claims = job.claims
             if claims is None:
-                cited = decompose_cited(job.text, self.decomposer)
+                cited = split_claims(job.text, self.decomposer, self.language_guard)
                 claims = [(c.claim.idx, c.claim.text) for c in cited if c.claim.checkable]
             searcher, verifier = self.searcher, self.verifier
             if passages is not None:
@@ -311,7 +313,7 @@ class RayBatch:
     other's runs. ``pipeline`` may be one per line instead: a RAG log, each line checked against
     its own given documents (:class:`~core.pipeline.given.GivenPipeline`, documents stored)."""
 
-    def __init__(self, pipeline: Pipeline | Sequence[Pipeline], stages: Callable[[Any], tuple[Any, Any, Any]],
+    def __init__(self, pipeline: Pipeline | Sequence[Pipeline], stages: Callable[[Any], tuple[Any, ...]],
                  options: ClusterOptions, listener: Listener | None = None,
                  on_done: Callable[[int, str | None, int], None] | None = None,
                  warn: Callable[[str], None] | None = None) -> None:

@@ -92,6 +92,18 @@ def audit_premises(hits: list[Hit], verdict: ClaimVerdict) -> list[Premise]:
     return out
 
 
+def split_claims(text: str, decomposer: Decomposer, language_guard: LanguageGuard | None = None) -> list[CitedClaim]:
+    """An answer's claims with their [n] citations (:func:`decompose_cited`: ``decompose()`` when
+    there is no marker), those of sentences in another language noted and made not checkable when
+    ``language_guard`` is given (core/language.py). The one way a run splits an answer, here and
+    on a cluster worker (core/pipeline/cluster.py), so both store the same claims."""
+    cited = decompose_cited(text, decomposer)
+    if language_guard is None:
+        return cited
+    marked = mark_other_languages([c.claim for c in cited], language_guard)
+    return [replace(c, claim=m) for c, m in zip(cited, marked, strict=True)]
+
+
 class Pipeline:
     """Drives runs over one database with one set of stages (decomposer, retrieval, verifier)."""
 
@@ -227,11 +239,7 @@ class Pipeline:
                     CitedClaim(Claim(**{**c["claim"], "span": tuple(c["claim"]["span"])}), tuple(c["citations"]))
                     for c in hit
                 ], True
-        cited = decompose_cited(text, self.decomposer)  # = decompose() when there is no [n] marker
-        if self.language_guard is not None:
-            marked = mark_other_languages([c.claim for c in cited], self.language_guard)
-            cited = [replace(c, claim=m) for c, m in zip(cited, marked, strict=True)]
-        return cited, False
+        return split_claims(text, self.decomposer, self.language_guard), False
 
     def manifest_key(self) -> str:
         """What determines a claim's evidence and verdict: models (ids and weight hashes),

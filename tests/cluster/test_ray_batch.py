@@ -255,6 +255,33 @@ def test_ray_checks_given_documents_as_the_single_process_batch_does(rag_log, ra
     assert {r["id"]: r["run_id"] for r in map(json.loads, again.stdout.splitlines())} == runs  # reused, not re-run
 
 
+def test_ray_workers_leave_the_other_languages_unverified_as_a_local_english_only_batch_does(rag_log, ray_head, tmp_path):
+    """`check --jsonl F --ray --english-only`: the workers split each answer with the same guard
+    (core/pipeline/runner.py ``split_claims``), so the Spanish sentence before each claim is noted
+    and never judged, and every claim's verdict is the local batch's."""
+    variants, _ = rag_log
+    spanish = "Madrid es la capital de España y su ciudad más poblada. "
+    lines = [json.loads(x) for x in Path(variants["per-line"][1]).read_text().splitlines()]
+    batch = tmp_path / "mixed.jsonl"
+    batch.write_text("".join(json.dumps({**x, "text": spanish + x["text"]}) + "\n" for x in lines))
+
+    def claims(stdout: str) -> dict[str, list[tuple]]:
+        return {r["id"]: [(c["text"], c["note"], c["verdict"], round(c["support"] or 0.0, 4)) for c in r["claims"]]
+                for r in map(json.loads, stdout.splitlines())}
+
+    runs = []
+    for db, more in ((tmp_path / "local.db", ()), (tmp_path / "ray.db", ("--ray", "--address", ray_head, "--workers", "2"))):
+        out = subprocess.run(_cli(db, "check", "--format", "jsonl", "--jsonl", str(batch), "--english-only", *more),
+                             env=_env(), capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        runs.append(claims(out.stdout))
+    local, on_ray = runs
+    assert on_ray == local
+    for first, *rest in local.values():
+        assert first[1] == "not English (reads as Spanish)" and first[2] is None
+        assert rest and all(c[1] is None and c[2] is not None for c in rest)
+
+
 def test_ray_without_ray_installed_is_one_clear_error(tmp_path):
     """Users without the cluster extra: --ray says what to install, exit 2 (Ray hidden here)."""
     (tmp_path / "ray").mkdir()

@@ -355,7 +355,7 @@ def workbench_options(workbench):
 
 
 async def test_settings_are_saved_and_bad_models_reach_the_error_modal(workbench, tmp_path):
-    from textual.widgets import Input
+    from textual.widgets import Input, Switch
 
     from tui.screens.modals import ErrorModal
     from tui.screens.settings import SettingsScreen
@@ -370,10 +370,12 @@ async def test_settings_are_saved_and_bad_models_reach_the_error_modal(workbench
         assert "'run.top_k' must be between 1 and 100" in str(app.screen.query_one("#settings-error").render())
         app.screen.query_one("#top_k", Input).value = "5"
         app.screen.query_one("#verifier", Input).value = str(tmp_path / "no-such-model")
+        app.screen.query_one("#english_only", Switch).value = True
         await pilot.press("ctrl+s")
         await pilot.pause()
         saved = load_settings(tmp_path / "settings.toml")
         assert saved.top_k == 5 and saved.verifier == str(tmp_path / "no-such-model")
+        assert saved.english_only and "english_only = true" in (tmp_path / "settings.toml").read_text()
         assert app.workbench.settings.top_k == 5
         await run_answer_expecting_error(app, pilot)
         assert isinstance(app.screen, ErrorModal)

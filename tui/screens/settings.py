@@ -59,6 +59,8 @@ class SettingsScreen(ModalScreen[Settings | None]):
                 yield Input(str(s.conflict_threshold), type="number", id="conflict_threshold")
                 yield Label("Grounding guard")
                 yield Switch(s.grounding, id="grounding")
+                yield Label("English only (claims in other languages noted, not verified)")
+                yield Switch(s.english_only, id="english_only")
                 yield Label("Device")
                 yield Select([(d, d) for d in DEVICES], value=s.device if s.device in DEVICES else "cpu",
                              allow_blank=False, id="device")
@@ -94,7 +96,8 @@ class SettingsScreen(ModalScreen[Settings | None]):
         selects = {w.id: str(w.value) for w in self.query(Select)}
         edited = replace(
             self.settings, verifier=text["verifier"], llm=text["llm"], embedder=text["embedder"], top_k=top_k,
-            grounding=self.query_one("#grounding", Switch).value, **numbers, **selects,
+            grounding=self.query_one("#grounding", Switch).value,
+            english_only=self.query_one("#english_only", Switch).value, **numbers, **selects,
         )
         try:
             return validate(edited)

@@ -174,13 +174,30 @@ class LanguageGuard:
         """Each sentence's reading, with rule 4: in a text mostly in one other language, a
         sentence without any English stop word is taken to be in it."""
         readings = [self.read(s) for s in sentences]
-        judged = [r for r in readings if r.how != "too short"]
-        foreign = Counter(r.lang for r in judged if r.lang is not None)
-        if not foreign or sum(foreign.values()) * 2 <= len(judged):
+        main = main_language(readings)
+        if main is None:
             return readings
-        main = foreign.most_common(1)[0][0]
         return [Reading(main, r.english_words, r.words, "text")
                 if r.lang is None and r.english_words == 0 and r.words >= 1 else r for r in readings]
+
+    def document_language(self, text: str, sentences: int = 40) -> str | None:
+        """The other language a document is written in (None: English, or too little to tell),
+        read on its first ``sentences`` sentences (a rough split at ., ! or ? and line breaks is
+        enough to tell a language): for the warning about given documents the verifier cannot read."""
+        parts = [p for p in _ROUGH_SENTENCES.split(text) if p.strip()][:sentences]
+        return main_language([self.read(p) for p in parts])
+
+
+_ROUGH_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def main_language(readings: list[Reading]) -> str | None:
+    """The other language most of the judged readings are in (rule 4), or None."""
+    judged = [r for r in readings if r.how != "too short"]
+    foreign = Counter(r.lang for r in judged if r.lang is not None)
+    if not foreign or sum(foreign.values()) * 2 <= len(judged):
+        return None
+    return foreign.most_common(1)[0][0]
 
 
 def mark_other_languages(claims: list[Claim], guard: LanguageGuard) -> list[Claim]:

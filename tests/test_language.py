@@ -127,3 +127,25 @@ def test_check_english_only_leaves_the_other_languages_unverified(tmp_path):
     assert all(c["checkable"] and c["verdict"] is not None for c in default)
     assert "2 of 3 checked claims read as another language (Spanish, German)" in stderr[-1]
     assert "--english-only" in stderr[-1]
+
+
+def test_a_document_reads_as_its_language_and_an_english_one_as_english(guard, data_dir):
+    first = json.loads((data_dir / "fixtures" / "wiki_vital_summaries_300.jsonl").open().readline())["text"]
+    assert guard.document_language(first) is None
+    assert guard.document_language(" ".join(examples("es"))) == "es"
+    assert guard.document_language("\n".join(examples("he"))) == "he"
+    assert guard.document_language("Paris.") is None  # too little to tell
+
+
+def test_check_against_a_document_in_another_language_warns_once_and_checks_anyway(tmp_path):
+    """The verifier reads English: a given page in Spanish is still used, and stderr says why its
+    claims may end 'not enough info'."""
+    spanish = tmp_path / "madrid.txt"
+    spanish.write_text(" ".join(examples("es")))
+    english = tmp_path / "spain.txt"
+    english.write_text("Madrid is the capital and most populous city of Spain.")
+    res = CliRunner().invoke(app, ["--db", str(tmp_path / "x.db"), "check", "Madrid is the capital of Spain.",
+                                   "--against", str(spanish), "--against", str(english), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert "1 of 2 given documents read as another language: 'madrid' (Spanish)" in res.stderr
+    assert json.loads(res.stdout)[0]["claims"][0]["verdict"] is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -273,6 +273,11 @@ def check(
     warn_languages = english_only is None and not settings.english_only
     english_only = settings.english_only if english_only is None else english_only
     guard = workbench_of(ctx).language_guard() if english_only else None
+    given = [(d.title or d.ext_id, d) for d in against_docs or []] + [
+        (f"line {ext_id or i + 1}: {d.title}", d) for i, ((ext_id, _), docs) in enumerate(zip(inputs, line_docs, strict=False))
+        for d in docs or []]
+    if given:
+        warn_document_languages(given, workbench_of(ctx).language_guard())
     db = database(ctx)
     if resume is not None and rq.get_run(db, resume) is None:
         from core.errors import NotFoundError
@@ -374,6 +379,22 @@ def warn_other_languages(results: list[dict], guard) -> None:
             err.print(f"run {result['run_id']}: {sum(langs.values())} of {len(claims)} checked claims read as another "
                       f"language ({names}); claimscope's models read English, so those verdicts mean little: "
                       "--english-only notes such claims and leaves them unverified", markup=False)
+
+
+def warn_document_languages(docs: list[tuple[str, Any]], guard, named: int = 3) -> None:
+    """One line on stderr when given documents ((name, document): ``--against``'s, or a batch line's
+    ``documents``) are written in another language: the verifier reads English, so claims judged
+    against them tend to end "not enough info" for want of reading them, not for want of evidence."""
+    from core.language import LANGUAGE_NAMES
+    from tui.console import err
+
+    other = [(name, lang) for name, d in docs if (lang := guard.document_language(d.text)) is not None]
+    if other:
+        shown = ", ".join(f"{name!r} ({LANGUAGE_NAMES.get(lang, lang)})" for name, lang in other[:named])
+        more = f" and {len(other) - named} more" if len(other) > named else ""
+        err.print(f"{len(other)} of {len(docs)} given documents read as another language: {shown}{more}; "
+                  "claimscope's verifier reads English, so claims judged against them may end 'not enough info'",
+                  markup=False)
 
 
 def refuse_line_documents(inputs, line_docs, against, source, mode) -> None:

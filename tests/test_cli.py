@@ -307,3 +307,32 @@ def test_a_batch_piped_to_jsonl_dash_is_read_line_by_line_with_its_ids(runner):
     assert res.exit_code == 2 and "standard input, line 2: needs a non-empty string field 'text'" in res.output
     res = runner.invoke(app, ["decompose", "--jsonl", "-"], input=b'{"text": "ok."}\nnot json\n')
     assert res.exit_code == 2 and "standard input, line 2: malformed JSON" in res.output
+
+
+def test_a_byte_order_mark_is_no_part_of_a_file_or_a_batch_line(runner, tmp_path):
+    """Windows tools start UTF-8 files with a byte-order mark: a --file's text and a --jsonl's first
+    line read as without it (the first line used to be refused as malformed JSON)."""
+    text = tmp_path / "a.txt"
+    text.write_bytes(b"\xef\xbb\xbfParis is the capital of France.")
+    res = runner.invoke(app, ["decompose", "--file", str(text), "--json", "--decomposer", "sentence"])
+    assert res.exit_code == 0, res.output
+    assert [json.loads(line)["text"] for line in res.stdout.splitlines()] == ["Paris is the capital of France."]
+    batch = tmp_path / "a.jsonl"
+    batch.write_bytes(b'\xef\xbb\xbf{"id": "a", "text": "Paris is the capital of France."}\n')
+    res = runner.invoke(app, ["decompose", "--jsonl", str(batch), "--decomposer", "sentence"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout.splitlines()[0])["id"] == "a"
+    res = runner.invoke(app, ["decompose", "--jsonl", "-", "--decomposer", "sentence"], input=batch.read_bytes())
+    assert res.exit_code == 0 and json.loads(res.stdout.splitlines()[0])["id"] == "a", res.output
+
+
+def test_verify_dash_reads_the_claim_from_standard_input(runner, tmp_path):
+    doc = tmp_path / "doc.txt"
+    doc.write_text("Paris is the capital and most populous city of France.")
+    args = ["--db", str(tmp_path / "x.db"), "verify", "--against", str(doc), "--json"]
+    piped = runner.invoke(app, [*args, "-"], input=b"Paris is the capital\nof France.\n")
+    given = runner.invoke(app, [*args, "Paris is the capital of France."])
+    assert piped.exit_code == 0 and given.exit_code == 0, (piped.output, given.output)
+    a, b = json.loads(piped.stdout), json.loads(given.stdout)
+    assert a["claim"] == b["claim"] == "Paris is the capital of France."
+    assert runner.invoke(app, [*args, "-"], input=b"  \n").exit_code == 2

@@ -152,7 +152,8 @@ def jsonl_records(path: Path):
 
     A path ending in ``.gz`` is read through gzip (the NLI training and dev files are)."""
     try:
-        fh = gzip.open(path, "rt", encoding="utf-8") if path.suffix.lower() == ".gz" else path.open("r", encoding="utf-8")  # noqa: SIM115 - closed by the with below
+        # utf-8-sig: a byte-order mark (Windows tools write one) is no part of the first line's JSON
+        fh = gzip.open(path, "rt", encoding="utf-8-sig") if path.suffix.lower() == ".gz" else path.open("r", encoding="utf-8-sig")  # noqa: SIM115 - closed by the with below
         with fh:
             yield from json_lines(fh, path)
     except UnicodeDecodeError as exc:
@@ -247,11 +248,11 @@ def read_text_file(path: Path) -> str:
 
 
 def decode_text(data: bytes, where: str | Path) -> str:
-    """Bytes read from a file or a pipe as UTF-8 text, refused with a message naming ``where``
+    """Bytes read from a file or a pipe as UTF-8 text (a leading byte-order mark dropped), refused with a message naming ``where``
     when they are binary (invalid UTF-8, or NUL bytes, as in UTF-16). Universal newlines, as
     ``Path.read_text`` gives, so spans mean the same whichever way the text came in."""
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a leading byte-order mark is no part of the text
     except UnicodeDecodeError as exc:
         raise InputError(f"not valid UTF-8 text ({exc.reason} at byte {exc.start})", where) from None
     _refuse_nul(text, where)

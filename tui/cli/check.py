@@ -16,6 +16,7 @@ from tui.cli.options import (
     GROUNDING_HELP,
     MODE_HELP,
     PROMPT_HELP,
+    STDIN,
     VERDICT_RULE_HELP,
     check_inputs,
     database,
@@ -25,6 +26,7 @@ from tui.cli.options import (
     run_settings_of,
     searcher_of,
     settings_of,
+    stdin_text,
     verifier_of,
     workbench_of,
 )
@@ -143,7 +145,7 @@ def decompose(
 @app.command()
 def verify(
     ctx: typer.Context,
-    claim: Annotated[str, typer.Argument(help="The claim to verify.")],
+    claim: Annotated[str, typer.Argument(help="The claim to verify ('-': standard input).")],
     source: Annotated[
         list[str] | None, typer.Option("--source", "-s", help="Source name (repeatable; default: all).")
     ] = None,
@@ -165,6 +167,8 @@ def verify(
     from core.pipeline.runner import verify_claim
     from core.settings import check_text_size
 
+    if claim.strip() == STDIN:  # `… | claimscope verify -`: it used to verify the claim "-"
+        claim = " ".join(stdin_text().split())
     if not claim.strip():  # before the sources are opened (a fresh database indexes wiki-vital first)
         raise_input("the claim is empty")
     check_text_size(claim, "the claim")

@@ -106,7 +106,21 @@ def model_checks(settings: Settings) -> list[Check]:
     checks.append(_spacy())
     checks.append(_model("llm (GGUF)", lambda: resolve_llm(settings.llm)))
     checks.append(_atomic())
+    checks.append(_language_id())
     return checks
+
+
+def _language_id() -> Check:
+    """The language identifier of `check --english-only` and its warnings (models/langid.py).
+    Informational: without it the English-only guard fails with its own message."""
+    from models.langid import resolve_language_id
+    from models.registry import ModelError, weights_sha256
+
+    try:
+        ref = resolve_language_id()
+    except ModelError as exc:
+        return Check("models", "language id", f"unavailable: {exc}")
+    return Check("models", "language id", f"{ref.model_id} · {_short(weights_sha256(ref.path))} · {ref.path}")
 
 
 def _atomic() -> Check:

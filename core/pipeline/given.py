@@ -331,11 +331,7 @@ class GivenPipeline(Pipeline):
 
     def _manifests(self) -> list[dict]:
         """No embedder: nothing is retrieved."""
-        out = [self.verifier.nli.ref.manifest()]
-        llm = getattr(self.decomposer, "llm", None)
-        if llm is not None and getattr(llm, "ref", None) is not None:
-            out.append({**llm.ref.manifest(), "role": "decomposer"})
-        return out
+        return [self.verifier.nli.ref.manifest(), *self._splitting_manifests()]
 
     def manifest_key(self) -> str:
         """Config (with the documents' hashes), grounding and the verifier's weights."""

@@ -212,11 +212,19 @@ class Pipeline:
         decomposer's LLM when it has one (with its file hash and quantisation); and the
         machine, since model outputs are reproducible exactly only on one CPU (core/machine.py)."""
         out = [self.searcher.embedder.ref.manifest(), self.verifier.nli.ref.manifest(), machine_manifest()]
+        if self.expander is not None:
+            out.append({**self.expander.llm.ref.manifest(), "role": "expansion"})
+        return out + self._splitting_manifests()
+
+    def _splitting_manifests(self) -> list[dict]:
+        """The models that decide a run's claims besides the rules: the decomposer's LLM, and the
+        language identifier of the English-only guard (which claims are left unverified)."""
+        out = []
         llm = getattr(self.decomposer, "llm", None)
         if llm is not None and getattr(llm, "ref", None) is not None:
             out.append({**llm.ref.manifest(), "role": "decomposer"})
-        if self.expander is not None:
-            out.append({**self.expander.llm.ref.manifest(), "role": "expansion"})
+        if self.language_guard is not None:
+            out.append(self.language_guard.identifier.ref.manifest())
         return out
 
     def _decompose_key(self) -> str:

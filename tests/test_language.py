@@ -129,8 +129,8 @@ def test_check_english_only_leaves_the_other_languages_unverified(tmp_path):
     # nobody chose: every claim is checked, and stderr says which read as another language
     default, _ = run()
     assert all(c["checkable"] and c["verdict"] is not None for c in default)
-    assert "2 of 3 checked claims read as another language (Spanish, German)" in stderr[-1]
-    assert "--english-only" in stderr[-1]
+    last = " ".join(stderr[-1].split())  # the console wraps its lines
+    assert "2 of 3 checked claims read as another language (Spanish, German)" in last and "--english-only" in last
 
 
 def test_a_document_reads_as_its_language_and_an_english_one_as_english(guard, data_dir):
@@ -151,5 +151,22 @@ def test_check_against_a_document_in_another_language_warns_once_and_checks_anyw
     res = CliRunner().invoke(app, ["--db", str(tmp_path / "x.db"), "check", "Madrid is the capital of Spain.",
                                    "--against", str(spanish), "--against", str(english), "--format", "json"])
     assert res.exit_code == 0, res.output
-    assert "1 of 2 given documents read as another language: 'madrid' (Spanish)" in res.stderr
+    assert "1 of 2 given documents read as another language: 'madrid' (Spanish)" in " ".join(res.stderr.split())
     assert json.loads(res.stdout)[0]["claims"][0]["verdict"] is not None
+
+
+def test_a_batch_in_every_language_says_once_which_runs_hold_other_languages(tmp_path):
+    doc = tmp_path / "doc.txt"
+    doc.write_text("Madrid is the capital of Spain. Paris is the capital of France.")
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text("".join(json.dumps(x) + "\n" for x in (
+        {"id": "a", "text": "Der Hund ist braun und sehr groß. Madrid is in Spain."},
+        {"id": "b", "text": "Madrid es la capital de España y su ciudad más poblada."},
+        {"id": "c", "text": "Paris is in France."})))
+    res = CliRunner().invoke(app, ["--db", str(tmp_path / "x.db"), "check", "--jsonl", str(batch), "--against", str(doc),
+                                   "--format", "jsonl"])
+    assert res.exit_code == 0, res.output
+    runs = {r["id"]: r["run_id"] for r in map(json.loads, res.stdout.splitlines())}
+    stderr = " ".join(res.stderr.split())  # the console wraps its lines
+    assert stderr.count("read as another language") == 1
+    assert f"2 of 3 runs have claims that read as another language (German, Spanish; runs {runs['a']}, {runs['b']})" in stderr

@@ -277,9 +277,7 @@ def check(
     warn_languages = english_only is None and not settings.english_only
     english_only = settings.english_only if english_only is None else english_only
     guard = workbench_of(ctx).language_guard() if english_only else None
-    given = [(d.title or d.ext_id, d) for d in against_docs or []] + [
-        (f"line {ext_id or i + 1}: {d.title}", d) for i, ((ext_id, _), docs) in enumerate(zip(inputs, line_docs, strict=False))
-        for d in docs or []]
+    given = named_documents(against_docs, inputs, line_docs)
     if given:
         warn_document_languages(given, workbench_of(ctx).language_guard())
     db = database(ctx)
@@ -365,9 +363,9 @@ def check(
 
 
 def warn_other_languages(results: list[dict], guard) -> None:
-    """One line on stderr per run whose verified claims read as another language: every model
-    claimscope embeds reads English, so their verdicts mean little, and ``--english-only`` would
-    have noted them and left them unverified. Nothing stored changes. The guard
+    """One line on stderr when verified claims read as another language (for a batch, one line for
+    all its runs): every model claimscope embeds reads English, so their verdicts mean little, and
+    ``--english-only`` would have noted them and left them unverified. Nothing stored changes. The guard
     (core/language.py) reads the claims' texts; on English sets it calls about one sentence in
     14,000 another language (docs/benchmarks.md), so the line is rare where it is wrong."""
     from collections import Counter
@@ -375,14 +373,35 @@ def warn_other_languages(results: list[dict], guard) -> None:
     from core.language import LANGUAGE_NAMES
     from tui.console import err
 
+    found = []  # (run id, claims in another language, checked claims, their languages)
     for result in results:
         claims = [c["text"] for c in result["claims"] if c["checkable"]]
         langs = Counter(r.lang for r in guard.read_text(claims) if r.lang is not None) if claims else Counter()
         if langs:
-            names = ", ".join(LANGUAGE_NAMES.get(lang, lang) for lang, _ in langs.most_common())
-            err.print(f"run {result['run_id']}: {sum(langs.values())} of {len(claims)} checked claims read as another "
-                      f"language ({names}); claimscope's models read English, so those verdicts mean little: "
-                      "--english-only notes such claims and leaves them unverified", markup=False)
+            found.append((result["run_id"], sum(langs.values()), len(claims), langs))
+    if not found:
+        return
+    advice = ("claimscope's models read English, so those verdicts mean little: "
+              "--english-only notes such claims and leaves them unverified")
+    if len(results) == 1:
+        run_id, n, of, langs = found[0]
+        names = ", ".join(LANGUAGE_NAMES.get(lang, lang) for lang, _ in langs.most_common())
+        err.print(f"run {run_id}: {n} of {of} checked claims read as another language ({names}); {advice}", markup=False)
+        return
+    total = sum((langs for *_, langs in found), Counter())
+    names = ", ".join(LANGUAGE_NAMES.get(lang, lang) for lang, _ in total.most_common(3))
+    runs = ", ".join(str(run_id) for run_id, *_ in found[:5]) + (" …" if len(found) > 5 else "")
+    err.print(f"{len(found)} of {len(results)} runs have claims that read as another language ({names}; runs {runs}): "
+              f"{sum(total.values())} claims in all; {advice}", markup=False)
+
+
+def named_documents(against_docs, inputs, line_docs) -> list[tuple[str, Any]]:
+    """(name, document) of a check's given documents, as a warning names them: ``--against``'s by
+    title, a batch line's as "line ID: document N"."""
+    named = [(d.title or d.ext_id, d) for d in against_docs or []]
+    for i, ((ext_id, _), docs) in enumerate(zip(inputs, line_docs, strict=False)):  # line_docs: [] unless per line
+        named += [(f"line {ext_id or i + 1}: {d.title}", d) for d in docs or []]
+    return named
 
 
 def warn_document_languages(docs: list[tuple[str, Any]], guard, named: int = 3) -> None:

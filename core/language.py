@@ -76,6 +76,7 @@ LANGUAGE_NAMES = {
     "sw": "Swahili", "ta": "Tamil", "te": "Telugu", "th": "Thai", "tl": "Tagalog", "tr": "Turkish", "ug": "Uyghur",
     "uk": "Ukrainian", "ur": "Urdu", "vi": "Vietnamese", "vo": "Volapük", "wa": "Walloon", "xh": "Xhosa",
     "zh": "Chinese", "zu": "Zulu",
+    "und": "another script",  # letters mostly outside the Latin script that langid.py still calls English
 }
 
 
@@ -129,8 +130,9 @@ class Reading:
 
 
 class LanguageGuard:
-    """Judges sentences (see the module docstring). One per pipeline; the identifier loads only
-    when rule 3 is reached, so an English answer usually never loads it."""
+    """Judges sentences (see the module docstring). One per workbench (core/workbench.py), shared by
+    its pipelines; the identifier loads only when a sentence reaches rule 3 (or rule 1, to name the
+    language), so an English answer usually never loads it."""
 
     def __init__(self, identifier: LanguageIdentifier | None = None) -> None:
         self._identifier = identifier

@@ -210,3 +210,15 @@ def mark_other_languages(claims: list[Claim], guard: LanguageGuard) -> list[Clai
     lang = {s: r.lang for s, r in zip(sentences, guard.read_text(sentences), strict=True)}
     return [replace(c, checkable=False, note=note_for(lang[c.context or c.text]))
             if c.checkable and lang[c.context or c.text] is not None else c for c in claims]
+
+
+def other_languages(texts: list[str], guard: LanguageGuard) -> Counter[str]:
+    """How many of ``texts`` (a run's checked claims) read as each other language: what the
+    warnings of a run made in every language report (the CLI's stderr line, the workbench's
+    notification)."""
+    return Counter(r.lang for r in guard.read_text(texts) if r.lang is not None) if texts else Counter()
+
+
+def language_names(langs: Counter[str], most: int | None = None) -> str:
+    """"Spanish, German": the languages of :func:`other_languages`, most frequent first."""
+    return ", ".join(LANGUAGE_NAMES.get(lang, lang) for lang, _ in langs.most_common(most))

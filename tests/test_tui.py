@@ -5,6 +5,7 @@ history and compare, settings; plus resume of an interrupted run."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -135,6 +136,36 @@ async def test_run_streams_claims_and_verdicts(workbench):
         second = rq.run_claims(app.db, run_id)[1]
         assert answer.selected_text == ANSWER[second.span[0]:second.span[1]]
         assert answer.selected_text.startswith("Cholesterol loading induces KLF4")
+
+
+async def test_claims_in_another_language_are_notified_or_left_unverified_as_the_settings_say(workbench):
+    """Every model reads English: by default the app checks a Spanish sentence and says so in a
+    notification; with the settings' English only its claim is shown not checkable, unverified."""
+    from tui.messages import OtherLanguages
+
+    answer = ("La cirugía bariátrica reduce el peso de los pacientes con obesidad. "
+              "Cholesterol loading induces KLF4 expression in vascular smooth muscle cells.")
+    for english_only in (False, True):
+        app = make_app(workbench.with_settings(replace(workbench.settings, english_only=english_only)))
+        notified: list = []
+        app.notify = lambda message, _into=notified, **kw: _into.append((message, kw))  # what the user would see as a toast
+        seen: list = []
+        async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+            run_id = await run_answer(app, pilot, answer)
+            notes = [m for m in seen if isinstance(m, OtherLanguages)]
+            claims = rq.run_claims(app.db, run_id)
+            if english_only:
+                assert notes == []
+                assert not claims[0].checkable and claims[0].verdict is None and claims[1].verdict is not None
+                note = app.db.execute("SELECT note FROM claims WHERE id = ?", [claims[0].id]).fetchone()[0]
+                assert note == "not English (reads as Spanish)"
+                assert [str(c) for c in app.query_one("#claims").get_row_at(0)][1].startswith("– not checkable")
+            else:
+                assert len(notes) == 1 and notes[0].run_id == run_id
+                assert notes[0].text.startswith("1 of 2 claims read as another language (Spanish)")
+                assert all(c.checkable for c in claims)
+                assert [(m, kw["severity"]) for m, kw in notified] == [(notes[0].text, "warning")]
+                assert "English only" in notes[0].text
 
 
 async def test_an_answer_opened_from_the_command_line_is_in_the_editor_and_ctrl_r_checks_it(workbench, tmp_path):

@@ -34,7 +34,7 @@ from store.inspect import claim_view, run_claim_views
 from themes import THEMES, THEMES_CSS
 from tui.actions import AppActions
 from tui.commands import WorkbenchCommands
-from tui.messages import IndexProgress, ModelsReady, RunEvent, ScreenWorkerChanged, Status
+from tui.messages import IndexProgress, ModelsReady, OtherLanguages, RunEvent, ScreenWorkerChanged, Status
 from tui.widgets.claims import ClaimsTable
 from tui.widgets.inspector import EvidenceInspector
 
@@ -227,11 +227,28 @@ class ClaimscopeApp(AppActions, App):
             if resume is None:  # (a resumed run is the one already on screen)
                 self.post_message(Status("splitting the answer into claims …"))
                 resume = pipeline.start(text, listener=listener)
+                if not options.english_only:
+                    self._read_languages(db, resume)
             pipeline.resume(resume, listener, self.cancel_flag)
         except Cancelled:
             self.post_message(Status("cancelled: ctrl+r finishes the run (stored claims are kept)"))
         finally:
             db.close()
+
+    def _read_languages(self, db, run_id: int) -> None:
+        """In the check worker: when claims of a run made in every language read as another
+        language, post :class:`OtherLanguages` (the settings' "English only" leaves them unverified)."""
+        from core.language import language_names, other_languages
+
+        claims = [c.text for c in rq.run_claims(db, run_id) if c.checkable]
+        langs = other_languages(claims, self.workbench.language_guard())
+        if langs:
+            self.post_message(OtherLanguages(run_id, f"{sum(langs.values())} of {len(claims)} claims read as another "
+                                             f"language ({language_names(langs)}): the models read English, so their "
+                                             "verdicts mean little. The settings' English only switch leaves them unverified."))
+
+    def on_other_languages(self, message: OtherLanguages) -> None:
+        self.notify(message.text, title=f"Run {message.run_id}", severity="warning", timeout=12)
 
     @work(thread=True, exclusive=True, group="pipeline", exit_on_error=False, description="Re-verifying a claim")
     def reverify(self, claim_id: int, text: str, options: RunOptions) -> None:

@@ -56,3 +56,12 @@ class ContextUsageScored(Message):
         super().__init__()
         self.claim_id, self.evidence_id, self.acu_sum = claim_id, evidence_id, acu_sum
         self.done, self.total = done, total
+
+
+class OtherLanguages(Message):
+    """A run made in every language has claims that read as another language (core/language.py):
+    the app notifies, since every model reads English and their verdicts mean little."""
+
+    def __init__(self, run_id: int, text: str) -> None:
+        super().__init__()
+        self.run_id, self.text = run_id, text

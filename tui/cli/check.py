@@ -370,13 +370,13 @@ def warn_other_languages(results: list[dict], guard) -> None:
     14,000 another language (docs/benchmarks.md), so the line is rare where it is wrong."""
     from collections import Counter
 
-    from core.language import LANGUAGE_NAMES
+    from core.language import language_names, other_languages
     from tui.console import err
 
     found = []  # (run id, claims in another language, checked claims, their languages)
     for result in results:
         claims = [c["text"] for c in result["claims"] if c["checkable"]]
-        langs = Counter(r.lang for r in guard.read_text(claims) if r.lang is not None) if claims else Counter()
+        langs = other_languages(claims, guard)
         if langs:
             found.append((result["run_id"], sum(langs.values()), len(claims), langs))
     if not found:
@@ -385,11 +385,11 @@ def warn_other_languages(results: list[dict], guard) -> None:
               "--english-only notes such claims and leaves them unverified")
     if len(results) == 1:
         run_id, n, of, langs = found[0]
-        names = ", ".join(LANGUAGE_NAMES.get(lang, lang) for lang, _ in langs.most_common())
-        err.print(f"run {run_id}: {n} of {of} checked claims read as another language ({names}); {advice}", markup=False)
+        err.print(f"run {run_id}: {n} of {of} checked claims read as another language ({language_names(langs)}); {advice}",
+                  markup=False)
         return
     total = sum((langs for *_, langs in found), Counter())
-    names = ", ".join(LANGUAGE_NAMES.get(lang, lang) for lang, _ in total.most_common(3))
+    names = language_names(total, 3)
     runs = ", ".join(str(run_id) for run_id, *_ in found[:5]) + (" …" if len(found) > 5 else "")
     err.print(f"{len(found)} of {len(results)} runs have claims that read as another language ({names}; runs {runs}): "
               f"{sum(total.values())} claims in all; {advice}", markup=False)

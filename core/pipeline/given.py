@@ -41,6 +41,7 @@ import sqlite_utils
 
 from core.errors import InputError
 from core.ingest.chunk import chunk
+from core.language import LanguageGuard
 from core.pipeline.runner import ClaimResult, Pipeline, passage_evidence, verify_claim
 from core.retrieve.searcher import Hit
 from core.text import content_words
@@ -318,10 +319,10 @@ class GivenPipeline(Pipeline):
     stored, streamed, cached, resumed and scored exactly like runs over a knowledge source."""
 
     def __init__(self, db: sqlite_utils.Database, decomposer: Any, verifier: Verifier, docs: Sequence[GivenDoc],
-                 *, use_cache: bool = True) -> None:
+                 *, use_cache: bool = True, language_guard: LanguageGuard | None = None) -> None:
         searcher = GivenSearcher(db, docs)
         super().__init__(db, decomposer, searcher, given_verifier(verifier), sources=None, k=len(searcher.passages),  # type: ignore[arg-type]
-                         mode=GIVEN_MODE, use_cache=use_cache)
+                         mode=GIVEN_MODE, use_cache=use_cache, language_guard=language_guard)
         self.docs = list(docs)
 
     def config(self) -> dict[str, Any]:
@@ -430,7 +431,5 @@ def given_pipeline(
             raise InputError("give at least one document to check against")
         s = workbench.settings
         stored = store_given(db, docs, workbench.splitter(), s.chunk_words, s.chunk_overlap)
-    pipeline = GivenPipeline(db, workbench.decomposer(options.decomposer), workbench.verifier(options), stored)
-    if options.english_only:
-        pipeline.language_guard = workbench.language_guard()
-    return pipeline
+    return GivenPipeline(db, workbench.decomposer(options.decomposer), workbench.verifier(options), stored,
+                         language_guard=workbench.language_guard() if options.english_only else None)

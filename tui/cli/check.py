@@ -269,14 +269,13 @@ def check(
     if per_line:
         refuse_line_documents(inputs, line_docs, against, source, mode)
     against_docs = against_documents(against, resume, source, mode)
-    settings = run_settings_of(ctx, mode=mode, top_k=k, decomposer=decomposer, verifier=verifier, grounding=grounding)
-    mode, k, decomposer, verifier, grounding = (settings.mode, settings.top_k, settings.decomposer, settings.verifier,
-                                                settings.grounding)
+    settings = run_settings_of(ctx, mode=mode, top_k=k, decomposer=decomposer, verifier=verifier, grounding=grounding,
+                               english_only=english_only)
     # a run checked in every language because nobody chose (neither the option nor the setting) says
     # so on stderr when some of its claims read as another language (:func:`warn_other_languages`)
     warn_languages = english_only is None and not settings.english_only
-    english_only = settings.english_only if english_only is None else english_only
-    guard = workbench_of(ctx).language_guard() if english_only else None
+    mode, k, decomposer, verifier, grounding, english_only = (settings.mode, settings.top_k, settings.decomposer,
+                                                              settings.verifier, settings.grounding, settings.english_only)
     given = named_documents(against_docs, inputs, line_docs)
     if given:
         warn_document_languages(given, workbench_of(ctx).language_guard())
@@ -285,16 +284,16 @@ def check(
         from core.errors import NotFoundError
 
         raise NotFoundError(f"no run {resume} in {settings.db_path}")
-    pipeline = against_pipeline(ctx, db, against_docs, resume, decomposer, verifier, grounding, verdict_rule)
+    pipeline = against_pipeline(ctx, db, against_docs, resume, decomposer, verifier, grounding, verdict_rule, english_only)
     if per_line:
         from core.pipeline.given import given_pipeline
 
-        options = run_options_of(ctx, verifier, grounding, verdict_rule, decomposer=decomposer)
+        options = run_options_of(ctx, verifier, grounding, verdict_rule, decomposer=decomposer, english_only=english_only)
 
         def line_pipeline(i: int):
             """Line i's pipeline over its own documents, built (and the documents stored) when it runs."""
             p = given_pipeline(workbench_of(ctx), db, options, docs=line_docs[i])
-            p.use_cache, p.language_guard = not no_cache, guard
+            p.use_cache = not no_cache
             return p
     elif pipeline is None:
         searcher = searcher_of(ctx, db, source, mode)
@@ -304,9 +303,8 @@ def check(
             verifier_of(ctx, verifier, grounding, verdict_rule),
             sources=source, k=k, mode=mode, expander=expander,
             splitter=workbench_of(ctx).splitter() if expander is not None else None,
+            language_guard=workbench_of(ctx).language_guard() if english_only else None,
         )
-    if pipeline is not None:
-        pipeline.language_guard = guard
     if no_cache and pipeline is not None:
         pipeline.use_cache = False  # nothing is read from (or written to) the stage cache
     if ray or address or ship_index:
@@ -565,7 +563,7 @@ def against_documents(against, resume, source, mode) -> list | None:
     return load_given_files(against)
 
 
-def against_pipeline(ctx, db, docs, resume, decomposer, verifier, grounding, verdict_rule=None):
+def against_pipeline(ctx, db, docs, resume, decomposer, verifier, grounding, verdict_rule=None, english_only=False):
     """The pipeline of a run against given documents (core/pipeline/given.py): the ``--against``
     files' documents (:func:`against_documents`), or the stored documents of the run being resumed;
     None for a knowledge-source run."""
@@ -575,7 +573,7 @@ def against_pipeline(ctx, db, docs, resume, decomposer, verifier, grounding, ver
     stored = given_from_config(db, rq.get_run(db, resume).config) if resume is not None else None
     if not docs and stored is None:
         return None
-    options = run_options_of(ctx, verifier, grounding, verdict_rule, decomposer=decomposer)
+    options = run_options_of(ctx, verifier, grounding, verdict_rule, decomposer=decomposer, english_only=english_only)
     return given_pipeline(workbench_of(ctx), db, options, docs=docs, stored=stored)
 
 

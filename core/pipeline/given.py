@@ -41,6 +41,7 @@ import sqlite_utils
 
 from core.errors import InputError
 from core.ingest.chunk import chunk
+from core.ingest.sources import DOCUMENT_SUFFIXES
 from core.language import LanguageGuard
 from core.pipeline.runner import ClaimResult, Pipeline, passage_evidence, verify_claim
 from core.retrieve.searcher import Hit
@@ -53,8 +54,9 @@ from store.db import write_tx
 from store.records import DocumentRecord, StoredPassage
 
 GIVEN_SOURCE = "_given"  # reserved: user source names start with a letter or digit
+GIVEN_KINDS = "a .txt, .md, .html, .pdf or .jsonl"  # the files --against takes, for messages
 GIVEN_MODE = "given"  # the "retrieval mode" of a run checked against given documents
-GIVEN_SUFFIXES = (".txt", ".md", ".markdown", ".jsonl")
+GIVEN_SUFFIXES = (*DOCUMENT_SUFFIXES, ".jsonl")
 MAX_GIVEN_CHARS = 2_000_000  # all given documents of one run together
 
 
@@ -73,10 +75,12 @@ class GivenDoc:
 
 def load_given_files(paths: Sequence[str | Path]) -> list[DocumentRecord]:
     """Documents from ``--against`` files: a .txt / .md file is one document (title: its
-    first Markdown heading, else the file name); a .jsonl file holds one document per line
-    with ``text`` and optional ``title`` / ``id`` / ``url``. Bad input names the file (and
-    line): missing, a directory, empty, not UTF-8, bad JSON, no text."""
-    from core.ingest.sources import document_text, jsonl_records, read_text_file, title_of
+    first Markdown heading, else the file name), and so is a saved web page (.html: the prose a
+    reader sees, core/ingest/webpage.py) and a PDF (its reflowed text layer, core/ingest/pdf.py);
+    a .jsonl file holds one document per line with ``text`` and optional ``title`` / ``id`` /
+    ``url``. Bad input names the file (and line): missing, a directory, empty, not UTF-8, bad
+    JSON, no text, a PDF without a text layer."""
+    from core.ingest.sources import empty_document_reason, jsonl_records, read_document_file
 
     if not paths:
         raise InputError("give at least one document with --against FILE")
@@ -86,10 +90,10 @@ def load_given_files(paths: Sequence[str | Path]) -> list[DocumentRecord]:
         if not path.exists():
             raise InputError("no such file", path)
         if path.is_dir():
-            raise InputError("is a directory, expected a .txt, .md or .jsonl file", path)
+            raise InputError(f"is a directory, expected {GIVEN_KINDS} file", path)
         suffix = path.suffix.lower()
         if suffix not in GIVEN_SUFFIXES:
-            raise InputError(f"unsupported file type {suffix or '(none)'!r}: give .txt, .md or .jsonl", path)
+            raise InputError(f"unsupported file type {suffix or '(none)'!r}: give {GIVEN_KINDS} file", path)
         if suffix == ".jsonl":
             found = 0
             for lineno, obj in jsonl_records(path):
@@ -98,11 +102,10 @@ def load_given_files(paths: Sequence[str | Path]) -> list[DocumentRecord]:
             if not found:
                 raise InputError("is empty: no document in it", path)
         else:
-            text = read_text_file(path)
-            body = document_text(path, text).strip()
-            if not body:
-                raise InputError("is empty" if not text.strip() else "holds no text outside its Markdown marks", path)
-            docs.append(DocumentRecord(path.name, title_of(path, text), body))
+            doc = read_document_file(path)
+            if not doc.text:
+                raise InputError(empty_document_reason(path, raw_empty=not path.read_bytes().strip()), path)
+            docs.append(DocumentRecord(path.name, doc.title, doc.text, doc.url))
     check_given_size(docs)
     return docs
 

@@ -277,7 +277,9 @@ def test_resume_uses_the_stored_documents(runner, tmp_path, rag_files, splitter,
         ("   \n", "empty.txt", "is empty"),
         ('{"text": "fine"}\n{"text": \n', "bad.jsonl", "line 2"),
         ('{"title": "no text"}\n', "notext.jsonl", "line 1"),
-        ("text", "doc.pdf", "unsupported file type"),
+        ("text", "doc.docx", "unsupported file type"),
+        ("not a pdf", "doc.pdf", "not a readable PDF"),
+        ("<html><script>x()</script><nav><a href='/'>Home</a></nav></html>", "menu.html", "no text outside its markup"),
     ],
 )
 def test_bad_against_files_exit_2_naming_file_and_line(runner, tmp_path, content, name, expect):

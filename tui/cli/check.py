@@ -539,11 +539,12 @@ def ray_batch(ctx, pipeline, options, inputs, out_path, fmt, address, workers, s
 
 
 VERIFY_AGAINST_HELP = (
-    "Verify against these documents only (repeatable; .txt/.md/.jsonl as for check --against): every "
+    "Verify against these documents only (repeatable; .txt/.md/.html/.pdf/.jsonl as for check --against): every "
     "passage is judged, no knowledge source is used, the documents are stored with the run."
 )
 AGAINST_HELP = (
-    "Check against these documents only (repeatable): .txt/.md = one document per file, .jsonl = one per "
+    "Check against these documents only (repeatable): .txt/.md/.html/.pdf = one document per file (a saved "
+    "web page read as its main text, a PDF as its text layer), .jsonl = one per "
     "line with 'text' and optional 'title', 'id', 'url'. No knowledge source is used; every passage of "
     "the documents is judged. The documents are stored with the run."
 )

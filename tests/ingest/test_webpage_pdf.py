@@ -1,0 +1,205 @@
+"""Saved web pages and PDFs as documents (core/ingest/webpage.py, core/ingest/pdf.py): the prose a
+reader sees, from real text (a WiCE web page, SciFact abstracts) set in real HTML and PDF files;
+the same document whichever file kind it comes in; bad files refused with a clear message."""
+
+from __future__ import annotations
+
+import html
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from core.errors import InputError
+from core.ingest.pdf import reflow_pages
+from core.ingest.sources import load_documents, read_document_file
+from core.ingest.webpage import decode_html, html_to_page
+from core.pipeline.given import load_given_files
+from tests.ingest.pdf_writer import make_pdf, print_lines
+from tui.cli import app
+
+MENU = ["Full Episodes", "Shows A-Z", "TV Schedule", "Shows News", "2019 VMAs", "Catfish: The TV Show"]
+
+
+@pytest.fixture(scope="module")
+def mtv(data_dir):
+    """WiCE's supported fixture row: the MTV review's title, byline and paragraphs (its evidence
+    lines 4–15) and the site's menu (lines 17–32), as the page showed them."""
+    row = json.loads((data_dir / "fixtures" / "wice_dev_6.jsonl").read_text().splitlines()[4])
+    ev = row["evidence"]
+    assert ev[4].startswith("# ") and ev[17] == MENU[0]
+    return {"claim": row["claim"], "title": ev[4][2:], "byline": ev[6], "paragraphs": [ev[5], *ev[7:16]]}
+
+
+def page_html(mtv: dict, charset: str = "utf-8") -> str:
+    """The review as a news site serves it: menus, a cookie banner, scripts, a share bar, a hidden
+    teaser, a sidebar of links and a footer around one <article>."""
+    e = html.escape
+    menu = "".join(f'<li><a href="/{i}">{e(m)}</a></li>' for i, m in enumerate(MENU))
+    paras = "\n".join(f"<p>{e(p)}</p>" if i else f'<p class="dek">{e(p)}</p>' for i, p in enumerate(mtv["paragraphs"]))
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="{charset}">
+<title>{e(mtv["title"])} - MTV</title>
+<link rel="canonical" href="https://www.mtv.com/news/style-video">
+<script>var nav = "<p>Breaking news in a script</p>";</script><style>p {{ margin: 0 }}</style></head>
+<body>
+<header class="site-header"><a href="/">MTV</a><nav><ul>{menu}</ul></nav></header>
+<div id="cookie-consent">We use cookies to improve your experience. <button>Accept all</button></div>
+<article>
+<header><h1>{e(mtv["title"])}</h1><p class="byline">{e(mtv["byline"])}</p></header>
+<div class="share-social"><a href="#">Share on Facebook</a> <a href="#">Tweet</a></div>
+{paras}
+<div hidden>Subscribe to our newsletter for more.</div>
+<div class="article-body">Related: <a href="/x">Catfish: The TV Show</a></div>
+</article>
+<aside><h3>Trending</h3><ul><li><a href="/t">Teen Mom OG</a></li></ul></aside>
+<footer><p>© 2015 Viacom International Inc. All Rights Reserved.</p></footer>
+</body></html>"""
+
+
+def test_a_saved_page_reads_as_its_article(mtv):
+    page = html_to_page(page_html(mtv))
+    lines = page.text.splitlines()
+    assert page.title == mtv["title"]  # the article's <h1>, not "… - MTV"
+    assert page.url == "https://www.mtv.com/news/style-video"
+    assert lines[:2] == [mtv["title"], mtv["byline"]]
+    assert lines[2:2 + len(mtv["paragraphs"])] == mtv["paragraphs"]  # every paragraph, whole, in order
+    for chrome in [*MENU, "Breaking news", "cookies", "Share on", "Subscribe", "Trending", "Viacom"]:
+        assert chrome not in page.text
+
+
+def test_a_saved_page_is_one_given_document_and_one_source_document(tmp_path, mtv):
+    """``--against`` and ``source add`` read a page alike (core/ingest/sources.read_document_file):
+    title, prose and the page's own URL."""
+    (tmp_path / "review.html").write_text(page_html(mtv))
+    (given,) = load_given_files([tmp_path / "review.html"])
+    (indexed,) = load_documents(tmp_path)  # a folder source
+    expect = "\n".join([mtv["title"], mtv["byline"], *mtv["paragraphs"]])
+    for doc in (given, indexed):
+        assert (doc.title, doc.text, doc.url) == (mtv["title"], expect, "https://www.mtv.com/news/style-video")
+
+
+def test_check_against_a_saved_page(tmp_path, mtv):
+    (tmp_path / "review.html").write_text(page_html(mtv))
+    res = CliRunner().invoke(app, ["--db", str(tmp_path / "c.db"), "verify", mtv["claim"],
+                                   "--against", str(tmp_path / "review.html"), "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert {(p["title"], p["source"]) for p in out["pairs"]} == {(mtv["title"], "_given")}
+    judged = {p["text"] for p in out["pairs"] if p["unit"] == "sentence"}
+    assert mtv["paragraphs"][3] in judged  # "The new "Style" video, which debuted …, is mature, tasteful …"
+    assert not judged & {*MENU, "Accept all", "Teen Mom OG"}  # no menu line was judged
+
+
+def test_page_encodings_as_a_browser_reads_them():
+    body = "<p>Caf\u00e9 M\u00fcller opened in 1925.</p>"
+    expect = "Caf\u00e9 M\u00fcller opened in 1925."
+    declared = f'<html><head><meta charset="windows-1252"></head><body>{body}</body></html>'.encode("cp1252")
+    undeclared = f"<html><body>{body}</body></html>".encode("cp1252")  # not UTF-8: read as windows-1252
+    bom = b"\xef\xbb\xbf" + f"<html><body>{body}</body></html>".encode()
+    http_equiv = (f'<html><head><meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1">'
+                  f"</head><body>{body}</body></html>").encode("latin-1")
+    for data in (declared, undeclared, bom, http_equiv):
+        assert html_to_page(decode_html(data, "p.html")).text == expect
+    with pytest.raises(InputError, match="NUL byte"):
+        decode_html("<p>x</p>".encode("utf-16-le"), "p.html")
+
+
+def test_page_structure_becomes_lines():
+    page = html_to_page(
+        "<body><main><h2>Early life</h2><p>Born in <b>London</b>,<br>raised in Kent.</p>"
+        "<table><tr><th>Born</th><td>10 December 1815<br>London</td></tr><tr><th>Died</th><td>1852</td></tr></table>"
+        "<ul><li>First item<li>Second item</ul><pre>line one\nline two</pre>"
+        '<p>Text with a citation.<sup class="reference"><a href="#c1">[1]</a></sup> More &amp; more.</p>'
+        '<p style="display: none">hidden</p><span aria-hidden="true">icon</span>'
+        "<div><a href='/a'>A</a> <a href='/b'>B</a> <a href='/c'>C</a></div></main></body>")
+    assert page.text.splitlines() == [
+        "Early life", "Born in London,", "raised in Kent.", "Born | 10 December 1815, London", "Died | 1852",
+        "First item", "Second item", "line one", "line two", "Text with a citation. More & more.",
+    ]
+    assert page.title == ""  # no og:title, <h1> or <title>: the file's name stands in (read_document_file)
+
+
+RUNNING_HEAD = "Journal of Test Results 12 (2020) 1-9"
+
+
+@pytest.fixture(scope="module")
+def abstracts(data_dir):
+    """Three SciFact abstracts (title, sentences) whose text Helvetica's latin-1 can draw."""
+    out = []
+    for line in (data_dir / "fixtures" / "scifact_mini_corpus.jsonl").read_text().splitlines():
+        doc = json.loads(line)
+        sentences = [s.strip() for s in doc["abstract"] if s.strip()]
+        text = " ".join(sentences)
+        try:
+            text.encode("latin-1")
+        except UnicodeEncodeError:
+            continue
+        if len(sentences) >= 4:
+            out.append((doc["title"].strip(), sentences))
+        if len(out) == 3:
+            return out
+    raise AssertionError("three latin-1 abstracts expected in the SciFact fixture")
+
+
+def paper_pdf(abstracts) -> bytes:
+    """The abstracts printed as a paper: one per page, a running head and a page number on each,
+    lines wrapped at 72 characters with end-of-line hyphens."""
+    pages = [[RUNNING_HEAD, title, *print_lines(" ".join(sentences)), str(i)]
+             for i, (title, sentences) in enumerate(abstracts, start=1)]
+    return make_pdf(pages, title="Three abstracts")
+
+
+def test_a_pdf_reads_as_whole_sentences(tmp_path, abstracts):
+    (tmp_path / "paper.pdf").write_bytes(paper_pdf(abstracts))
+    doc = read_document_file(tmp_path / "paper.pdf")
+    assert doc.title == "Three abstracts"
+    lines = doc.text.replace("\u2019", "'").splitlines()  # Helvetica's standard encoding draws ' as ’
+    for title, sentences in abstracts:
+        # the title stays a line of its own; the printed lines join back into the abstract, hyphens undone
+        start = lines.index(title)
+        body = " ".join(lines[start + 1:start + 1 + sum(1 for ln in lines[start + 1:] if ln and ln not in
+                                                         {t for t, _ in abstracts})])
+        assert " ".join(body.split()).startswith(" ".join(" ".join(sentences).split()))
+    assert RUNNING_HEAD not in doc.text and not any(ln.strip().isdigit() for ln in lines)
+    # a line break only where a sentence ends (given documents split sentences at line breaks)
+    assert all(ln.rstrip().endswith((".", "?", "!", ")")) or ln in {t for t, _ in abstracts} for ln in lines)
+
+
+def test_reflow_rules_on_printed_lines():
+    pages = [["Header Line", "1 Introduction", "We measured the algo-", "rithm on Franco-", "Prussian records and",
+              "pre- and post-treatment ﬁles.", "Short heading", "Next paragraph starts here and", "ends here.", "1"],
+             ["Header Line", "The second page: a sentence that runs", "on.", "2"],
+             ["Header Line", "Page three ends.", "3"]]
+    assert reflow_pages(["\n".join(p) for p in pages]).splitlines() == [
+        "1 Introduction",
+        "We measured the algorithm on Franco-Prussian records and pre- and post-treatment files.",
+        "Short heading",
+        "Next paragraph starts here and ends here.",
+        "The second page: a sentence that runs on.",
+        "Page three ends.",
+    ]
+
+
+def test_pdfs_and_pages_in_a_source_folder(tmp_path, abstracts, mtv):
+    folder = tmp_path / "refs"
+    folder.mkdir()
+    (folder / "paper.pdf").write_bytes(paper_pdf(abstracts))
+    (folder / "review.htm").write_text(page_html(mtv))
+    (folder / "scan.pdf").write_bytes(make_pdf([[], []]))  # no text layer: nothing to index, skipped
+    docs = load_documents(folder)
+    assert [(d.ext_id, d.title) for d in docs] == [("paper.pdf", "Three abstracts"), ("review.htm", mtv["title"])]
+
+
+@pytest.mark.parametrize(("name", "data", "expect"), [
+    ("scan.pdf", make_pdf([[], []]), "holds no text layer"),
+    ("broken.pdf", b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog", "not a readable PDF"),
+    ("binary.html", "<p>x</p>".encode("utf-16-le"), "NUL byte"),
+])
+def test_unreadable_documents_exit_2_naming_the_file(tmp_path, name, data, expect):
+    (tmp_path / name).write_bytes(data)
+    for command in ("check", "verify"):
+        res = CliRunner().invoke(app, ["--db", str(tmp_path / "x.db"), command, "A claim.", "--against", str(tmp_path / name)])
+        assert res.exit_code == 2, res.output
+        assert name in res.stderr and expect in res.stderr
+    assert not (tmp_path / "x.db").exists()  # refused before the database is opened

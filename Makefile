@@ -10,8 +10,9 @@ PIP := $(PY) -m pip
 STAMP := $(VENV)/.claimscope-installed
 # The verifier's ONNX Runtime copies, fp32 and int8 (models/onnx_build.py): build products, never
 # committed, rebuilt whenever the shipped safetensors change; models/nli.py serves them only while
-# their recorded sha256 matches them: int8 by default on VNNI CPUs (per-channel MatMul weights, models/onnx_build.py
-# INT8_RECIPE; half of fp32's CPU; a copy made by an earlier recipe is never served), fp32 opt in
+# their recorded sha256 matches them: int8 by default on VNNI CPUs (per-channel MatMul weights, activations per
+# token, models/onnx_build.py VERIFIER_INT8_RECIPE; 0.5-0.7 of fp32's CPU; a copy made by an earlier recipe is
+# never served), fp32 opt in
 # (CLAIMSCOPE_NLI_RUNTIME=onnx-fp32: torch's probabilities); CLAIMSCOPE_NLI_RUNTIME=torch opts out.
 ONNX_NLI := models/verifier/onnx/model.fp32.onnx
 # The embedded embedder's ONNX copies (models/onnx_build.py --embedder): fp32 (torch's vectors) and

@@ -17,7 +17,10 @@ and queries both from a copy (symmetric) or documents int8 and queries fp32 (asy
 Recipes: ``per_tensor_all`` (dynamic int8 over every op, the verifier's first copy),
 ``per_channel_matmul`` (per-channel weights, MatMul only), ``per_channel_matmul_keep_ffn_out`` (the
 same with each layer's FFN output MatMul left in fp32), and the shipped copy ``make install`` built
-(models/onnx_build.INT8_RECIPE: SmoothQuant, then per-channel MatMul weights).
+(models/onnx_build.INT8_RECIPE: SmoothQuant, then per-channel MatMul weights); for the verifier, the
+SmoothQuant copy with activations per tensor (shipped to session 46) and per token
+(VERIFIER_INT8_RECIPE, session 47), both built here, and each copy's batch dependence (the largest
+change of a pair's probabilities between batch sizes 1, 8 and 32).
 """
 
 from __future__ import annotations
@@ -78,15 +81,48 @@ def macro_f1(gold: np.ndarray, pred: np.ndarray) -> float:
     return float(np.mean(scores))
 
 
-def verifier(tmp: Path) -> dict:
+def smoothquant_copies(model_dir: Path, tmp: Path) -> dict[str, Path]:
+    """The SmoothQuant copies of the verifier, built here by the steps of models.onnx_build.build
+    (the installed copies are left alone): activations per tensor (shipped to session 46) and per
+    token (models/onnx_build.VERIFIER_INT8_RECIPE)."""
+    import torch
+
+    from models.onnx_build import _load_for_export, _smoothed_int8_copy, _verifier_batches
+
+    tok, _ = _load_for_export(model_dir, "AutoModelForSequenceClassification")
+    enc = tok(["an evidence sentence"], ["a claim"], return_tensors="pt")
+    names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in enc]
+
+    def export(classifier, target: Path) -> None:
+        torch.onnx.export(classifier, tuple(enc[n] for n in names), str(target), input_names=names,
+                          output_names=["logits"], dynamic_axes={n: {0: "batch", 1: "seq"} for n in names}
+                          | {"logits": {0: "batch"}}, opset_version=17, dynamo=False)
+
+    out = {}
+    for name, per_token in (("smoothquant_per_channel_matmul", False), ("smoothquant_per_token", True)):
+        (work := tmp / name).mkdir()
+        assert _smoothed_int8_copy(model_dir, "AutoModelForSequenceClassification", _verifier_batches, export, work,
+                                   work / "model.int8.onnx", per_token=per_token)
+        out[name] = work / "model.int8.onnx"
+    return out
+
+
+def batch_dependence(nli, pairs) -> float:
+    """The largest probability change of one pair between batch sizes 1, 8 and 32 (0 when a pair's
+    probabilities are its own)."""
+    runs = [nli.predict(pairs, bs) for bs in (32, 8, 1)]
+    return float(max(np.abs(runs[0] - r).max() for r in runs[1:]))
+
+
+def verifier(tmp: Path, only: str | None = None) -> dict:
     from core.evaluate.datasets import load_verifier_dataset
     from models.nli import CONTRADICT, ENTAIL, NEUTRAL, load_nli
-    from models.onnx_build import ONNX_DIR, ONNX_FILE, ONNX_FP32_FILE
+    from models.onnx_build import ONNX_DIR, ONNX_FP32_FILE
 
     nli = load_nli(None, runtime="onnx-fp32")
     assert nli.runtime == "onnx-fp32", "build the verifier's ONNX export first (python -m models.onnx_build)"
     fp32 = Path(nli.ref.path) / ONNX_DIR / ONNX_FP32_FILE
-    copies = make_copies(fp32, tmp) | {"smoothquant_per_channel_matmul (shipped)": fp32.parent / ONNX_FILE}
+    copies = ({} if only else make_copies(fp32, tmp)) | smoothquant_copies(Path(nli.ref.path), tmp)
     sets = {
         "fever-symmetric": load_verifier_dataset("fever-symmetric", DATA / "fever_symmetric" / "dev.jsonl"),
         "vitaminc-real-dev-800": load_verifier_dataset("vitaminc", DATA / "vitaminc" / "real_dev_half.jsonl",
@@ -108,7 +144,8 @@ def verifier(tmp: Path) -> dict:
             nli._session = session(path)
             c0 = cpu_s()
             probs = nli.predict(pairs)
-            rows[recipe] = {"cpu_s": cpu_s() - c0, "macro_f1": score(probs), "probs": probs}
+            rows[recipe] = {"cpu_s": cpu_s() - c0, "macro_f1": score(probs), "probs": probs,
+                            "batch_dependence": batch_dependence(nli, pairs)}
         base = rows["fp32"]["probs"]
         for row in rows.values():
             probs = row.pop("probs")
@@ -173,10 +210,11 @@ def main() -> None:
     ap.add_argument("model", choices=["verifier", "embedder"])
     ap.add_argument("--db", type=Path, help="embedder: a database holding the SciFact corpus (eval retrieval --db)")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--smoothquant-only", action="store_true", help="verifier: only fp32 and the two SmoothQuant copies")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.model == "verifier":
-            report = verifier(Path(tmp))
+            report = verifier(Path(tmp), only="smoothquant" if args.smoothquant_only else None)
         else:
             if args.db is None:
                 ap.error("embedder needs --db")

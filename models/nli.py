@@ -168,11 +168,11 @@ class CrossEncoderNLI:
         elif runtime == "onnx-int8" and device == "cpu":
             self._session = _onnx_session(ref.path)
             if self._session is not None:
-                from models.onnx_build import INT8_ID
+                from models.onnx_build import VERIFIER_INT8_ID
 
                 self.runtime = "onnx-int8"
                 # a distinct id in manifests and stage-cache keys: int8 probabilities differ
-                self.ref = replace(ref, model_id=f"{ref.model_id}{INT8_ID}")
+                self.ref = replace(ref, model_id=f"{ref.model_id}{VERIFIER_INT8_ID}")
         elif runtime == "onnx-fp32" and device == "cpu":
             from models.onnx_build import ONNX_FP32_FILE
 
@@ -302,9 +302,9 @@ def _onnx_session(model_dir: Path, file: str | None = None):
     """The ONNX Runtime session of ``file`` (default: the int8 one) built beside ``model_dir``'s
     weights, or None when it is missing, stale (built from other weights) or onnxruntime is
     not installed (threads and staleness: models.onnx_build.open_session)."""
-    from models.onnx_build import ONNX_DIR, ONNX_FILE, open_session
+    from models.onnx_build import ONNX_DIR, ONNX_FILE, VERIFIER_INT8_RECIPE, open_session
 
-    return open_session(model_dir / ONNX_DIR, file or ONNX_FILE, model_dir)
+    return open_session(model_dir / ONNX_DIR, file or ONNX_FILE, model_dir, VERIFIER_INT8_RECIPE)
 
 
 def resolve_nli(spec: str | None = None) -> ModelRef:
@@ -346,9 +346,9 @@ def load_nli(
     if window_tokens is None and (ref.embedded or recipe_model(ref.path)):
         window_tokens = EMBEDDED_WINDOW_TOKENS
     # "auto": the int8 ONNX copy when built and the CPU has VNNI (models.onnx_build.int8_products_saturate;
-    # INT8_RECIPE, SmoothQuant + per-channel MatMul weights: half of fp32's CPU, argmax agreement
-    # .992 / .976 with fp32 on FEVER-Symmetric / VitaminC dev; the learned verdicts score the same
-    # within noise on it), else the fp32 export (torch's probabilities), else torch
+    # VERIFIER_INT8_RECIPE, SmoothQuant + per-channel MatMul weights + activations per token: 0.5-0.7
+    # of fp32's CPU, argmax agreement .992 / .980 with fp32 on FEVER-Symmetric / VitaminC dev, and a
+    # pair's probabilities the same in any batch), else the fp32 export (torch's probabilities), else torch
     # (docs/benchmarks.md, issue 18 "SmoothQuant"); CLAIMSCOPE_NLI_RUNTIME=onnx-fp32 or =torch opts out.
     runtime = runtime or os.environ.get("CLAIMSCOPE_NLI_RUNTIME", "auto")
     return CrossEncoderNLI(ref, device=device, max_length=max_length, window_tokens=window_tokens, runtime=runtime)

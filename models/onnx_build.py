@@ -3,7 +3,8 @@ safetensors weights.
 
 Why: on 2 CPU cores the fp32 export gives torch's probabilities (within 1.5e-6) and vectors
 (1.7e-7) in 0.57 of torch's CPU time, and the int8 copy (:data:`INT8_RECIPE`: SmoothQuant, then
-dynamically quantised per-channel MatMul weights) halves that again (docs/benchmarks.md, issue 18).
+dynamically quantised per-channel MatMul weights; the verifier's activations quantised per token,
+:data:`VERIFIER_INT8_RECIPE`) halves that again (docs/benchmarks.md, issue 18).
 :mod:`models.nli` and :mod:`models.embed` serve int8 by default where the CPU's int8 products are
 exact (VNNI: :func:`int8_products_saturate`), else fp32, else torch.
 The files are build products, never committed: ``make install`` rebuilds them from whatever
@@ -57,6 +58,14 @@ INT8_RECIPE = (f"dynamic int8, per-channel weights, MatMul only; SmoothQuant alp
 # FAISS-indexed under one recipe are never compared with another's (or fp32's), and the verifier's
 # judgements cached under one recipe are never reused under another.
 INT8_ID = "@onnx-int8-" + hashlib.sha256(INT8_RECIPE.encode()).hexdigest()[:8]
+# The verifier's copy quantises its activations per token (:func:`per_token_activations`): dynamic
+# quantisation takes one range over the whole padded batch, so a pair's probabilities moved with its
+# batch-mates (up to .22 on 1,200 judged pairs), and one claim got two verdicts from `verify` and
+# `check`. Per token, a pair's probabilities are its own, whatever batch it runs in, and closer to
+# fp32's (docs/benchmarks.md, "The verifier's int8 copy, per token"). The embedder keeps the shared
+# recipe: a new one would give every indexed source's vectors a new model id to re-embed under.
+VERIFIER_INT8_RECIPE = f"{INT8_RECIPE}; activations per token, symmetric"
+VERIFIER_INT8_ID = "@onnx-int8-" + hashlib.sha256(VERIFIER_INT8_RECIPE.encode()).hexdigest()[:8]
 
 
 def int8_products_saturate() -> bool:
@@ -132,24 +141,97 @@ def build(model_dir: Path) -> Path:
         export(model, exported)
         shutil.copyfile(exported, out_dir / ONNX_FP32_FILE)
         if _smoothed_int8_copy(model_dir, "AutoModelForSequenceClassification", _verifier_batches, export,
-                               Path(tmp), out_dir / ONNX_FILE):
+                               Path(tmp), out_dir / ONNX_FILE, per_token=True):
             files["int8"] = ONNX_FILE
     (out_dir / SOURCE_FILE).write_text(json.dumps({
-        "safetensors_sha256": weights_sha256(model_dir), "quantisation": INT8_RECIPE,
+        "safetensors_sha256": weights_sha256(model_dir), "quantisation": VERIFIER_INT8_RECIPE,
         "opset": 17, "inputs": names, "files": files,
     }, indent=2) + "\n")
     return out_dir / ONNX_FP32_FILE
 
 
-def quantise_int8(fp32_file: Path, target: Path) -> None:
-    """The quantisation step of :data:`INT8_RECIPE` (after SmoothQuant). Per-tensor quantisation
-    of every op (the verifier's first recipe) moved the embedder's vectors to cosine .92 of fp32's
-    and flipped 11.5 % of the verifier's VitaminC argmaxes; per-channel MatMul weights keep cosine
-    .995 and flip 4 %; with SmoothQuant before it, .998 and 2.4 %."""
+def quantise_int8(fp32_file: Path, target: Path, per_token: bool = False) -> None:
+    """The quantisation step of :data:`INT8_RECIPE` (after SmoothQuant), and with ``per_token``
+    of :data:`VERIFIER_INT8_RECIPE`. Per-tensor quantisation of every op (the verifier's first
+    recipe) moved the embedder's vectors to cosine .92 of fp32's and flipped 11.5 % of the
+    verifier's VitaminC argmaxes; per-channel MatMul weights keep cosine .995 and flip 4 %; with
+    SmoothQuant before it, .998 and 2.4 %."""
+    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     quantize_dynamic(str(fp32_file), str(target), weight_type=QuantType.QInt8, per_channel=True,
                      op_types_to_quantize=["MatMul"])
+    if per_token:
+        onnx.save(per_token_activations(onnx.load(str(target))), str(target))
+
+
+def per_token_activations(model):
+    """Each ``DynamicQuantizeLinear`` of a dynamically quantised graph replaced by a symmetric
+    per-token quantisation, so that no activation's int8 step depends on another row of the batch
+    (another pair, or the padding a longer pair brings). Why: ONNX Runtime's dynamic quantisation
+    takes one range over the whole input tensor, and a pair's probabilities moved by up to .22 with
+    its batch-mates (docs/benchmarks.md, "The verifier's int8 copy, per token").
+
+    For an input X (…, H): s = max(|X| over H, 1e-8) / 127 per row; X reshaped to (rows, H) and
+    quantised by ``QuantizeLinear`` per row (axis 0: one fused pass) with zero point 128, so the
+    integer MatMul and its zero-point handling stay as they were. The MatMul's float rescale keeps
+    the weight's per-channel scales (its activation scale set to 1: ONNX Runtime's fused
+    ``MatMulIntegerToFloat`` takes a scalar there) and one ``Mul`` by s per row follows. Symmetric,
+    so 255 levels instead of 256, per token instead of per batch: Dettmers et al. 2022 (LLM.int8()
+    §3.1, vector-wise quantisation) and SmoothQuant §3 ("per-token" activation quantisation)."""
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    g = model.graph
+    g.initializer.extend([
+        numpy_helper.from_array(np.array(127.0, np.float32), "per_token_127"),
+        numpy_helper.from_array(np.array(1e-8, np.float32), "per_token_eps"),
+        numpy_helper.from_array(np.array(1.0, np.float32), "per_token_one"),
+        numpy_helper.from_array(np.array(128, np.uint8), "per_token_zero_point"),
+        numpy_helper.from_array(np.array([-1], np.int64), "per_token_flat"),
+    ])
+    consumers: dict[str, list] = {}
+    for n in g.node:
+        for i in n.input:
+            consumers.setdefault(i, []).append(n)
+    nodes, token_scale = [], {}
+    for n in g.node:
+        if n.op_type != "DynamicQuantizeLinear":
+            nodes.append(n)
+            continue
+        x, (xq, xs, xzp), p = n.input[0], n.output, n.name
+        (scales_mul,) = consumers[xs]  # Mul(activation scale, weight scales)
+        (rescale,) = consumers[scales_mul.output[0]]  # Mul(Cast(MatMulInteger), scales): the MatMul's output
+        token_scale[rescale.output[0]] = f"{p}_token_scale"
+        nodes += [
+            helper.make_node("Abs", [x], [f"{p}_abs"], name=f"{p}_Abs"),
+            helper.make_node("ReduceMax", [f"{p}_abs"], [f"{p}_absmax"], name=f"{p}_AbsMax", axes=[-1], keepdims=1),
+            helper.make_node("Max", [f"{p}_absmax", "per_token_eps"], [f"{p}_range"], name=f"{p}_Range"),
+            helper.make_node("Div", [f"{p}_range", "per_token_127"], [f"{p}_token_scale"], name=f"{p}_TokenScale"),
+            helper.make_node("Reshape", [f"{p}_token_scale", "per_token_flat"], [f"{p}_row_scale"], name=f"{p}_RowScale"),
+            helper.make_node("Shape", [f"{p}_row_scale"], [f"{p}_rows"], name=f"{p}_Rows"),
+            helper.make_node("Expand", ["per_token_zero_point", f"{p}_rows"], [f"{p}_row_zero_point"], name=f"{p}_RowZeroPoint"),
+            helper.make_node("Shape", [x], [f"{p}_shape"], name=f"{p}_Shape"),
+            helper.make_node("Shape", [x], [f"{p}_hidden"], name=f"{p}_Hidden", start=-1),
+            helper.make_node("Concat", ["per_token_flat", f"{p}_hidden"], [f"{p}_shape2d"], name=f"{p}_Shape2D", axis=0),
+            helper.make_node("Reshape", [x, f"{p}_shape2d"], [f"{p}_x2d"], name=f"{p}_X2D"),
+            helper.make_node("QuantizeLinear", [f"{p}_x2d", f"{p}_row_scale", f"{p}_row_zero_point"], [f"{p}_q2d"],
+                             name=f"{p}_Quantize", axis=0),
+            helper.make_node("Reshape", [f"{p}_q2d", f"{p}_shape"], [xq], name=f"{p}_Q"),
+            helper.make_node("Identity", ["per_token_zero_point"], [xzp], name=f"{p}_ZeroPoint"),
+            helper.make_node("Identity", ["per_token_one"], [xs], name=f"{p}_UnitScale"),
+        ]
+    final = []
+    for n in nodes:
+        final.append(n)
+        if n.output and n.output[0] in token_scale:
+            y = n.output[0]
+            n.output[0] = f"{y}_per_weight_channel"
+            final.append(helper.make_node("Mul", [n.output[0], token_scale[y]], [y], name=f"{y}_PerToken"))
+    del g.node[:]
+    g.node.extend(final)
+    del g.value_info[:]  # shapes recorded for the per-tensor scales no longer hold
+    return model
 
 
 def calibration_articles(n: int = SMOOTHQUANT_CALIBRATION) -> list[tuple[str, str]] | None:
@@ -189,7 +271,8 @@ def _verifier_batches(tok, articles: list[tuple[str, str]], max_length: int = 12
                   truncation="only_first", max_length=max_length)
 
 
-def _smoothed_int8_copy(model_dir: Path, auto_class: str, batches, export, tmp: Path, target: Path) -> bool:
+def _smoothed_int8_copy(model_dir: Path, auto_class: str, batches, export, tmp: Path, target: Path,
+                        per_token: bool = False) -> bool:
     """:data:`INT8_RECIPE` for one model: SmoothQuant on a fresh copy calibrated on
     ``batches(tokenizer, articles)``, exported by ``export(model, path)``, quantised into ``target``.
     A fresh copy because after torch.onnx.export has traced a model, its activations at padded
@@ -201,7 +284,7 @@ def _smoothed_int8_copy(model_dir: Path, auto_class: str, batches, export, tmp: 
     tok, fresh = _load_for_export(model_dir, auto_class)
     smooth_linear_inputs(fresh, batches(tok, articles))
     export(fresh, smoothed := tmp / "smoothed.onnx")
-    quantise_int8(smoothed, target)
+    quantise_int8(smoothed, target, per_token)
     return True
 
 
@@ -310,7 +393,7 @@ def build_embedder(model_dir: Path, out_dir: Path = EMBEDDER_ONNX_DIR) -> Path:
     return out_dir / ONNX_FP32_FILE
 
 
-def open_session(folder: Path, file: str, weights_dir: Path):
+def open_session(folder: Path, file: str, weights_dir: Path, recipe: str = INT8_RECIPE):
     """The ONNX Runtime session of ``folder/file``, or None when it is missing, stale (its
     ``source.json`` records other weights than ``weights_dir/model.safetensors``) or
     onnxruntime is not installed. Threads: one intra-op thread per core up to
@@ -325,7 +408,7 @@ def open_session(folder: Path, file: str, weights_dir: Path):
         return None
     if source.get("safetensors_sha256") != weights_sha256(weights_dir) or not (folder / file).exists():
         return None
-    if file == ONNX_FILE and source.get("quantisation") != INT8_RECIPE:
+    if file == ONNX_FILE and source.get("quantisation") != recipe:
         return None  # an int8 copy made by an earlier recipe: rebuilt by `make install`, never served
     so = ort.SessionOptions()
     so.intra_op_num_threads = max(1, min(os.cpu_count() or 1, int(os.environ.get("CLAIMSCOPE_THREADS", "2"))))

@@ -13,8 +13,9 @@ line would become a "sentence" of half a sentence. So the text is reflowed:
 - **printed lines join into sentences**: a line break is kept only where a sentence or a
   paragraph ends (the line ends in . ! ? : or a closing quote / bracket after one, or is followed
   by a blank line) or after a heading (a line off the page's measure, under 60 % or over 115 % of
-  its usual line length, with no closing punctuation, followed by a capitalised line: body text
-  wraps at the measure, a title set in larger type does not); elsewhere the lines join with a space;
+  its usual line length, with no closing punctuation, followed by a capitalised or numbered line:
+  body text wraps at the measure, a title set in larger type does not), and around a numbered
+  section heading ("2.4. The glob files", "III. Methods"); elsewhere the lines join with a space;
 - **hyphenation is undone**: "algo-" at a line's end and "rithm" after it join to "algorithm";
   a hyphen is kept when the next line starts with a capital or a digit ("Franco-" / "Prussian"),
   and so is a suspended one ("pre-" / "and post-treatment");
@@ -41,6 +42,7 @@ RUNNING_SHARE = 0.5  # a line opening / closing this share of the pages is a run
 LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
 ENDS_SENTENCE = re.compile(r"[.!?:][\"'”’)\]]*$")
 PAGE_NUMBER = re.compile(r"^(?:page\s+)?[-–]?\s*\d{1,4}\s*[-–]?(?:\s*(?:of|/)\s*\d{1,4})?$", re.I)
+NUMBERED_HEADING = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,4}\.)\s+[A-Z]")  # "2.4. The glob files", "III. Methods"
 SUSPENDED = frozenset({"and", "or", "nor", "to", "as", "but", "versus", "vs."})  # "2- and 3-fold"
 JUNK_TITLE = re.compile(r"^(?:untitled|microsoft word\b|document\d*$)|\.(?:docx?|pdf|tex|dvi|indd|qxd)$", re.I)
 
@@ -129,6 +131,10 @@ def _join_lines(lines: list[str]) -> list[str]:
                 out.append(current)
                 current = ""
             continue
+        numbered = bool(NUMBERED_HEADING.match(line)) and len(line) < HEADING_SHARE * usual and not ENDS_SENTENCE.search(line)
+        if numbered and current:  # "2.4. The glob files" after a sentence that did not end at its line
+            out.append(current)
+            current = ""
         if not current:
             current = line
         elif current.endswith("-") and line.split(maxsplit=1)[0] in SUSPENDED:
@@ -140,8 +146,8 @@ def _join_lines(lines: list[str]) -> list[str]:
         nxt = next((ln for ln in lines[i + 1:i + 2]), "")
         off_measure = len(line) < HEADING_SHARE * usual or len(line) > OVER_MEASURE * usual
         heading = (current == line and off_measure and not ENDS_SENTENCE.search(line)
-                   and not line.endswith(("-", ",")) and nxt[:1].isupper())
-        if ENDS_SENTENCE.search(current) or heading:
+                   and not line.endswith(("-", ",")) and (nxt[:1].isupper() or nxt[:1].isdigit()))
+        if ENDS_SENTENCE.search(current) or heading or numbered:
             out.append(current)
             current = ""
     if current:

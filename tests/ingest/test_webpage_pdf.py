@@ -167,17 +167,30 @@ def test_a_pdf_reads_as_whole_sentences(tmp_path, abstracts):
 
 
 def test_reflow_rules_on_printed_lines():
-    pages = [["Header Line", "1 Introduction", "We measured the algo-", "rithm on Franco-", "Prussian records and",
-              "pre- and post-treatment ﬁles.", "Short heading", "Next paragraph starts here and", "ends here.", "1"],
-             ["Header Line", "The second page: a sentence that runs", "on.", "2"],
-             ["Header Line", "Page three ends.", "3"]]
+    pages = [["Header Line", "1 Introduction",
+              "We measured the running time of the new sorting algo-",
+              "rithm on a large corpus of Franco-",
+              "Prussian war records, and on pre- and post-treatment ﬁles",
+              "kept by the archive since the spring of the year 1871.",
+              "Short heading",
+              "The next paragraph starts here and it goes on for a while",
+              "until it ends here.", "1"],
+             ["Header Line", "The second page holds a sentence that runs on across the",
+              "line break and the page break.", "2"],
+             ["Header Line", "Page three ends a paragraph on this line without a stop",
+              "3.1 Methods", "1.2. Version",
+              "We used a model that was trained on all of the records above.", "3"]]
     assert reflow_pages(["\n".join(p) for p in pages]).splitlines() == [
         "1 Introduction",
-        "We measured the algorithm on Franco-Prussian records and pre- and post-treatment files.",
+        "We measured the running time of the new sorting algorithm on a large corpus of Franco-Prussian war records, "
+        "and on pre- and post-treatment files kept by the archive since the spring of the year 1871.",
         "Short heading",
-        "Next paragraph starts here and ends here.",
-        "The second page: a sentence that runs on.",
-        "Page three ends.",
+        "The next paragraph starts here and it goes on for a while until it ends here.",
+        "The second page holds a sentence that runs on across the line break and the page break.",
+        "Page three ends a paragraph on this line without a stop",  # a numbered heading starts its own line …
+        "3.1 Methods",
+        "1.2. Version",  # … and so does a heading after it
+        "We used a model that was trained on all of the records above.",
     ]
 
 

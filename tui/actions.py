@@ -137,10 +137,10 @@ class AppActions:
             if path is None:
                 return
             from core.errors import InputError
-            from core.ingest.sources import read_text_file
+            from core.ingest.sources import read_answer_file
 
             try:
-                text = read_text_file(path)  # the checks `claimscope tui FILE` and check --file make
+                text = read_answer_file(path)  # the checks `claimscope tui FILE` and check --file make
             except InputError as exc:
                 self._error("Cannot open the file", str(exc))
                 return

@@ -47,9 +47,10 @@ SUSPENDED = frozenset({"and", "or", "nor", "to", "as", "but", "versus", "vs."}) 
 JUNK_TITLE = re.compile(r"^(?:untitled|microsoft word\b|document\d*$)|\.(?:docx?|pdf|tex|dvi|indd|qxd)$", re.I)
 
 
-def read_pdf(path: Path) -> tuple[str, str]:
-    """A PDF's title and reflowed text (empty when it has no text layer); a file that is not a
-    readable PDF, or is encrypted, is refused naming the file (module docstring)."""
+def read_pdf(path: Path) -> tuple[str, list[tuple[str, str]]]:
+    """A PDF's title and reflowed lines, each ("h2", heading) or ("p", text) (none when it has no
+    text layer); a file that is not a readable PDF, or is encrypted, is refused naming the file
+    (module docstring)."""
     try:
         from pypdf import PdfReader
         from pypdf.errors import PdfReadError
@@ -67,8 +68,8 @@ def read_pdf(path: Path) -> tuple[str, str]:
         raise
     except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
         raise InputError(f"not a readable PDF ({exc})", path) from None
-    text = reflow_pages(pages)  # empty for a scan: the caller says so (core/ingest/sources.py)
-    return pdf_title(str(meta_title), text, path), text
+    blocks = reflow_blocks(pages)  # none for a scan: the caller says so (core/ingest/sources.py)
+    return pdf_title(str(meta_title), "\n".join(text for _, text in blocks), path), blocks
 
 
 def _decrypt(reader) -> bool:
@@ -93,6 +94,12 @@ def reflow_pages(pages: list[str]) -> str:
     """The text of every page, running heads and page numbers removed, printed lines joined
     into sentences (module docstring); pages are joined as one flow, since a sentence runs on
     across a page break."""
+    return "\n".join(text for _, text in reflow_blocks(pages))
+
+
+def reflow_blocks(pages: list[str]) -> list[tuple[str, str]]:
+    """:func:`reflow_pages`'s lines, each with its kind: "h2" for a heading the reflow kept on a
+    line of its own (so an answer read from a PDF drops it as a Markdown heading), else "p"."""
     page_lines = [[ln.translate(LIGATURES).strip() for ln in p.splitlines()] for p in pages]
     running = _running_lines(page_lines)
     lines: list[str] = []
@@ -101,7 +108,7 @@ def reflow_pages(pages: list[str]) -> str:
             if PAGE_NUMBER.match(ln) or (ln and _shape(ln) in running):
                 continue
             lines.append(ln)
-    return "\n".join(_join_lines(lines)).strip()
+    return _join_lines(lines)
 
 
 def _shape(line: str) -> str:
@@ -120,20 +127,20 @@ def _running_lines(page_lines: list[list[str]]) -> set[str]:
     return {shape for shape, n in seen.items() if n >= need}
 
 
-def _join_lines(lines: list[str]) -> list[str]:
+def _join_lines(lines: list[str]) -> list[tuple[str, str]]:
     lengths = [len(ln) for ln in lines if ln]
     usual = statistics.median(sorted(lengths)[len(lengths) // 2:]) if lengths else 0  # the longer half: full lines
-    out: list[str] = []
+    out: list[tuple[str, str]] = []
     current = ""
     for i, line in enumerate(lines):
         if not line:
             if current:
-                out.append(current)
+                out.append(("p", current))
                 current = ""
             continue
         numbered = bool(NUMBERED_HEADING.match(line)) and len(line) < HEADING_SHARE * usual and not ENDS_SENTENCE.search(line)
         if numbered and current:  # "2.4. The glob files" after a sentence that did not end at its line
-            out.append(current)
+            out.append(("p", current))
             current = ""
         if not current:
             current = line
@@ -148,8 +155,9 @@ def _join_lines(lines: list[str]) -> list[str]:
         heading = (current == line and off_measure and not ENDS_SENTENCE.search(line)
                    and not line.endswith(("-", ",")) and (nxt[:1].isupper() or nxt[:1].isdigit()))
         if ENDS_SENTENCE.search(current) or heading or numbered:
-            out.append(current)
+            out.append(("h2" if (heading or numbered) and current == line and not ENDS_SENTENCE.search(line) else "p",
+                        current))
             current = ""
     if current:
-        out.append(current)
+        out.append(("p", current))
     return out

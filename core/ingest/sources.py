@@ -30,7 +30,7 @@ from urllib.parse import quote
 
 from core.errors import InputError
 from core.ingest.pdf import PDF_SUFFIXES, read_pdf
-from core.ingest.webpage import HTML_SUFFIXES, read_webpage
+from core.ingest.webpage import HTML_SUFFIXES, blocks_markdown, read_webpage
 from core.markdown import markdown_to_prose
 from models.registry import package_dir
 from store.records import DocumentRecord
@@ -293,6 +293,7 @@ class FileDocument:
     title: str
     text: str
     url: str | None = None
+    markdown: str | None = None  # a page's or a PDF's lines as Markdown (headings, list items), for an answer
 
 
 def read_document_file(path: Path) -> FileDocument:
@@ -303,12 +304,24 @@ def read_document_file(path: Path) -> FileDocument:
     suffix = path.suffix.lower()
     if suffix in HTML_SUFFIXES:
         page = read_webpage(path)
-        return FileDocument(page.title or path.stem, page.text.strip(), page.url)
+        return FileDocument(page.title or path.stem, page.text.strip(), page.url, page.markdown)
     if suffix in PDF_SUFFIXES:
-        title, text = read_pdf(path)
-        return FileDocument(title, text.strip())
+        title, blocks = read_pdf(path)
+        return FileDocument(title, "\n".join(text for _, text in blocks).strip(), None, blocks_markdown(blocks))
     text = read_text_file(path)
     return FileDocument(title_of(path, text), document_text(path, text).strip())
+
+
+def read_answer_file(path: Path) -> str:
+    """An answer to check, from a file: a saved web page or a PDF (an exported chat, a generated
+    report) as the prose a reader sees in it (:func:`read_document_file`), any other file as its
+    UTF-8 text (a Markdown answer stays Markdown: the decomposers read its layout). A page or a PDF
+    comes as Markdown of its lines (core/ingest/webpage.blocks_markdown): its headings are dropped
+    and its list items read as sentences, as in a Markdown answer, and its paragraphs are set apart
+    by blank lines, where a sentence always ends."""
+    if path.suffix.lower() in (*HTML_SUFFIXES, *PDF_SUFFIXES):
+        return read_document_file(path).markdown or ""
+    return read_text_file(path)
 
 
 def empty_document_reason(path: Path, raw_empty: bool = False) -> str:

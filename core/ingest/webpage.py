@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -71,6 +72,7 @@ BLOCK_TAGS = frozenset({
     "tfoot", "tr", "ul", "html",
 })
 CELL_TAGS = frozenset({"td", "th"})
+HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 DENSITY_TAGS = frozenset({"ul", "ol", "dl", "table", "div", "section"})
 VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
                        "param", "source", "track", "wbr"})
@@ -107,6 +109,11 @@ class WebPage:
     title: str
     text: str
     url: str | None = None
+    blocks: tuple[tuple[str, str], ...] = ()  # (kind, line): "h1" … "h6", "li" or "p"; text is their lines
+
+    @property
+    def markdown(self) -> str:
+        return blocks_markdown(self.blocks)
 
 
 class _TreeBuilder(HTMLParser):
@@ -204,8 +211,8 @@ def html_to_page(html: str) -> WebPage:
     builder.close()
     root = builder.root
     content = _main_container(root)
-    lines = _prose_lines(content, inside_main=content.tag not in ("body", "#root", "html"))
-    return WebPage(_title(root, content), "\n".join(lines), _own_url(root))
+    blocks = _prose_blocks(content, inside_main=content.tag not in ("body", "#root", "html"))
+    return WebPage(_title(root, content), "\n".join(text for _, text in blocks), _own_url(root), tuple(blocks))
 
 
 def _walk(node: Node):
@@ -281,16 +288,18 @@ def _text_lengths(node: Node, inside_main: bool, in_link: bool) -> tuple[int, in
     return total, linked
 
 
-def _prose_lines(content: Node, inside_main: bool) -> list[str]:
-    lines: list[str] = []
+def _prose_blocks(content: Node, inside_main: bool) -> list[tuple[str, str]]:
+    """The page's lines, each with its kind: "h1" … "h6" (a heading), "li" (a list item) or "p"."""
+    lines: list[tuple[str, str]] = []
     current: list[str] = []
     cells = [0]  # how many table cells are open: a <br> inside one separates, it does not end the row
+    kinds = ["p"]  # the kind of the innermost heading or list item being read
 
     def flush() -> None:
         line = SPACE.sub(" ", "".join(current)).strip()
         current.clear()
         if line.strip(" |"):
-            lines.append(line.strip(" |").strip())
+            lines.append((kinds[-1], line.strip(" |").strip()))
 
     def visit(node: Node) -> None:
         for child in node.children:
@@ -320,14 +329,34 @@ def _prose_lines(content: Node, inside_main: bool) -> list[str]:
                 cells[0] -= 1
             elif tag in BLOCK_TAGS:
                 flush()
+                kinds.append(tag if tag in HEADING_TAGS or tag == "li" else kinds[-1])
                 visit(child)
                 flush()
+                kinds.pop()
             else:
                 visit(child)
 
     visit(content)
     flush()
     return lines
+
+
+def blocks_markdown(blocks: Sequence[tuple[str, str]]) -> str:
+    """Blocks as Markdown, for an answer to check (``check --file page.html``): headings as
+    ``#`` lines and list items as ``-`` lines, so that the decomposers read the page as they read
+    a Markdown answer (core/markdown.py: headings dropped, each list item a sentence); paragraphs
+    apart by blank lines, where a sentence always ends."""
+    out: list[str] = []
+    for i, (kind, text) in enumerate(blocks):
+        if kind in HEADING_TAGS:
+            line = "#" * int(kind[1]) + " " + text
+        elif kind == "li":
+            line = "- " + text
+        else:
+            line = text
+        tight = kind == "li" and i > 0 and blocks[i - 1][0] == "li"
+        out.append(("\n" if tight else "\n\n") + line if out else line)
+    return "".join(out)
 
 
 def _title(root: Node, content: Node) -> str:

@@ -216,3 +216,30 @@ def test_unreadable_documents_exit_2_naming_the_file(tmp_path, name, data, expec
         assert res.exit_code == 2, res.output
         assert name in res.stderr and expect in res.stderr
     assert not (tmp_path / "x.db").exists()  # refused before the database is opened
+
+
+def test_an_answer_saved_as_a_page_or_a_pdf_is_checked_as_its_prose(tmp_path, mtv, abstracts):
+    """``check --file`` / ``decompose --file`` read a page or a PDF as a Markdown answer of its
+    lines (core/ingest/webpage.blocks_markdown): headings dropped, a sentence per paragraph, no
+    menu, no running head, no page number."""
+    (tmp_path / "review.html").write_text(page_html(mtv))
+    (tmp_path / "paper.pdf").write_bytes(paper_pdf(abstracts[:1]))
+    runner = CliRunner()
+
+    def claims(name: str) -> list[str]:
+        res = runner.invoke(app, ["decompose", "--decomposer", "sentence", "--file", str(tmp_path / name), "--json"])
+        assert res.exit_code == 0, res.output
+        return [json.loads(line)["text"] for line in res.stdout.splitlines()]
+
+    page = claims("review.html")
+    assert mtv["title"] not in page and not set(page) & set(MENU)
+    assert page[:2] == [mtv["byline"] + ".", mtv["paragraphs"][0]]  # the byline a paragraph of its own (a period added)
+    assert mtv["paragraphs"][3] in page  # "The new "Style" video, which debuted …"
+    title, sentences = abstracts[0]
+    paper = [c.replace("\u2019", "'") for c in claims("paper.pdf")]
+    assert title not in paper and RUNNING_HEAD not in " ".join(paper)
+    assert paper[0] == sentences[0]  # the title was a heading (set over the measure): dropped
+    empty = tmp_path / "scan.pdf"
+    empty.write_bytes(make_pdf([[]]))
+    res = runner.invoke(app, ["check", "--file", str(empty)])
+    assert res.exit_code == 2 and "scan.pdf" in res.stderr and "no text layer" in res.stderr

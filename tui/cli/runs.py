@@ -138,7 +138,7 @@ def runs_delete(ctx: typer.Context, run: Annotated[int, typer.Argument(help="Run
 @app.command()
 def tui(
     ctx: typer.Context,
-    file: Annotated[Path | None, typer.Argument(help="An answer to open in the editor (a text, Markdown, saved web page or PDF file).")] = None,
+    file: Annotated[Path | None, typer.Argument(help="An answer to open in the editor (a text, Markdown, saved web page, PDF or Word file).")] = None,
 ) -> None:
     """Open the workbench (also what `claimscope` alone does), with FILE's answer in the editor
     when one is given. The file is checked before the screen opens, as `check --file` checks it,

@@ -50,7 +50,7 @@ class AgainstScreen(ModalScreen[list[DocumentRecord] | None]):
         with Vertical(classes="dialog wide", id="against-dialog"):
             yield Label("Check against these sources only (no knowledge source)", classes="dialog-title")
             yield Static("Paste the passages the answer was written from (a line '---' between documents), "
-                         "and/or name files (.txt, .md, .html, .pdf, .jsonl).", markup=False, classes="dialog-body")
+                         "and/or name files (.txt, .md, .html, .pdf, .docx, .jsonl).", markup=False, classes="dialog-body")
             yield TextArea("\n---\n".join(d.text for d in self.current if d.ext_id.startswith("pasted")),
                            id="against-text", soft_wrap=True, tab_behavior="focus")
             yield Input(placeholder="files: passages.md refs.jsonl", id="against-files",

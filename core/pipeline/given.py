@@ -45,7 +45,7 @@ from core.ingest.sources import DOCUMENT_SUFFIXES
 from core.language import LanguageGuard
 from core.pipeline.runner import ClaimResult, Pipeline, passage_evidence, verify_claim
 from core.retrieve.searcher import Hit
-from core.text import content_words
+from core.text import content_words, query_terms
 from core.verify.verifier import ClaimVerdict, Verifier
 from models.nli import ENTAIL
 from models.nlp import SentenceSplitter
@@ -58,6 +58,8 @@ GIVEN_KINDS = "a .txt, .md, .html, .pdf, .docx or .jsonl"  # the files --against
 GIVEN_MODE = "given"  # the "retrieval mode" of a run checked against given documents
 GIVEN_SUFFIXES = (*DOCUMENT_SUFFIXES, ".jsonl")
 MAX_GIVEN_CHARS = 2_000_000  # all given documents of one run together
+LONG_GIVEN_PASSAGES = 24  # given passages past which a claim is judged on its best passages only (GivenSearcher)
+LONG_GIVEN_KEEP = 12  # … how many: about 1,200 words around the claim
 
 
 @dataclass(frozen=True)
@@ -244,7 +246,15 @@ def given_from_config(db: sqlite_utils.Database, config: dict) -> list[GivenDoc]
 class GivenSearcher:
     """Stands in for :class:`~core.retrieve.Searcher`: every passage of the given documents
     is a hit, for every claim. Hits are ordered by content-word overlap with the claim (a
-    display order only: the verifier judges them all); ``k`` and ``mode`` are ignored."""
+    display order only: the verifier judges them all); ``k`` and ``mode`` are ignored.
+
+    Long documents: when the given passages number more than :data:`LONG_GIVEN_PASSAGES` (a PDF
+    report, a long saved page), only the :data:`LONG_GIVEN_KEEP` passages with the highest BM25
+    score for the claim are hits, and all of their units are judged. Why: every unit of every
+    passage for every claim made a 17-page PDF take 16 s for 3 claims; a RAG answer's passages and
+    the benchmark sets' documents (Factcheck-GPT ≤ 7 passages a row, ExpertQA ≤ 4, WiCE's median
+    page 11) stay whole, since word-overlap pruning of small sets cost Factcheck-GPT grounding
+    (.715 → .658). Measured on WiCE's long pages (docs/benchmarks.md, "Long given documents")."""
 
     def __init__(self, db: sqlite_utils.Database | None, docs: Sequence[GivenDoc],
                  passages: Sequence[StoredPassage] | None = None) -> None:
@@ -264,6 +274,7 @@ class GivenSearcher:
         self.db, self.docs, self.passages = db, list(docs), list(passages)
         if not self.passages:
             raise InputError("the given documents hold no text to check against")
+        self._bm25: PassageBM25 | None = None
 
     def search(self, query: str, k: int = 0, mode: str = GIVEN_MODE, sources: Any = None, expansion: Any = None,
                mark_sentences: bool = True, rank_sentences: bool = False) -> list[Hit]:
@@ -277,11 +288,47 @@ class GivenSearcher:
             best = max(range(len(overlaps)), key=overlaps.__getitem__) if overlaps else None
             share = (max(overlaps) / len(q)) if overlaps and q else 0.0
             scored.append((share, pos, p, best))
+        if len(self.passages) > LONG_GIVEN_PASSAGES:
+            if self._bm25 is None:
+                self._bm25 = PassageBM25([f"{p.title}\n{p.text}" for p in self.passages])
+            kept = set(self._bm25.top(query, LONG_GIVEN_KEEP))
+            scored = [s for s in scored if s[1] in kept]
         scored.sort(key=lambda t: (-t[0], t[1]))
         return [
             Hit(p, rank, share, {GIVEN_MODE: share}, {GIVEN_MODE: rank}, best)
             for rank, (share, _, p, best) in enumerate(scored, start=1)
         ]
+
+
+class PassageBM25:
+    """Okapi BM25 (k1 1.2, b .75, Lucene's idf) over a few hundred passages in memory: which
+    passages of a long given document a claim is about. Content words, as the knowledge-source
+    BM25 queries (core/text.query_terms)."""
+
+    def __init__(self, texts: Sequence[str], k1: float = 1.2, b: float = 0.75) -> None:
+        from collections import Counter
+
+        self.tf = [Counter(content_words(t)) for t in texts]
+        self.lengths = [sum(tf.values()) for tf in self.tf]
+        self.avg = (sum(self.lengths) / len(self.lengths)) if self.lengths else 0.0
+        self.df: Counter[str] = Counter(w for tf in self.tf for w in tf)
+        self.k1, self.b, self.n = k1, b, len(texts)
+
+    def scores(self, query: str) -> list[float]:
+        import math
+
+        terms = query_terms(query)
+        idf = {t: math.log(1 + (self.n - self.df[t] + 0.5) / (self.df[t] + 0.5)) for t in terms}
+        out = []
+        for tf, dl in zip(self.tf, self.lengths, strict=True):
+            norm = self.k1 * (1 - self.b + self.b * dl / self.avg) if self.avg else self.k1
+            out.append(sum(idf[t] * tf[t] * (self.k1 + 1) / (tf[t] + norm) for t in terms if tf[t]))
+        return out
+
+    def top(self, query: str, k: int) -> list[int]:
+        """Positions of the ``k`` best passages (ties: the earlier passage first)."""
+        s = self.scores(query)
+        return sorted(range(len(s)), key=lambda i: (-s[i], i))[:k]
 
 
 class WordPieceTerms:

@@ -270,6 +270,28 @@ def test_resume_uses_the_stored_documents(runner, tmp_path, rag_files, splitter,
     assert all(c["status"] == "done" for c in rq.run_results(open_db(db_path), run_id))
 
 
+def test_a_long_given_set_is_judged_on_the_passages_that_match_the_claim(tmp_path, splitter, rag_files, data_dir):
+    """Past 24 given passages (a PDF report, a long page) a claim gets the 12 passages BM25 ranks
+    highest; at most 24, every passage, as before (core/pipeline/given.py, LONG_GIVEN_PASSAGES)."""
+    from core.pipeline.given import LONG_GIVEN_KEEP, LONG_GIVEN_PASSAGES, GivenSearcher, load_given_files, store_given
+    from store import open_db
+
+    md, _jl, a, _ = rag_files
+    wiki = [json.loads(line) for line in (data_dir / "fixtures" / "wiki_vital_summaries_300.jsonl").read_text().splitlines()]
+    others = tmp_path / "others.jsonl"
+    others.write_text("".join(json.dumps({"id": w["id"], "title": w["title"], "text": w["text"]}) + "\n" for w in wiki[:40]))
+    db = open_db(tmp_path / "g.db")
+    small = GivenSearcher(db, store_given(db, load_given_files([md]), splitter))
+    assert len(small.search(a.claim)) == len(small.passages) <= LONG_GIVEN_PASSAGES
+    big = GivenSearcher(db, store_given(db, load_given_files([others, md]), splitter))
+    assert len(big.passages) > LONG_GIVEN_PASSAGES
+    hits = big.search(a.claim)
+    assert len(hits) == LONG_GIVEN_KEEP and [h.rank for h in hits] == list(range(1, LONG_GIVEN_KEEP + 1))
+    page = {p.id for p in small.passages}
+    assert page <= {h.passage.id for h in hits}  # the review's passages, among 40 encyclopedia articles'
+    assert not any("Good Morning America" in p.text for p in big.passages if p.id not in page)
+
+
 @pytest.mark.parametrize(
     ("content", "name", "expect"),
     [

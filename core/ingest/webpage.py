@@ -29,7 +29,8 @@ keeps its lines. Character references are decoded by the standard library's pars
 Bytes are decoded as the WHATWG encoding-sniffing algorithm does for a file: a byte-order mark,
 else a ``<meta charset>`` (or ``http-equiv="Content-Type"``) in the first 1,024 bytes, else
 UTF-8 when the bytes are valid UTF-8, else windows-1252 (the standard's fallback for English
-pages). Pages older than UTF-8 are common among saved pages; refusing them helps nobody.
+pages); a byte the encoding does not map reads as U+FFFD, as in a browser. Pages older than UTF-8
+are common among saved pages; refusing them helps nobody.
 """
 
 from __future__ import annotations
@@ -98,7 +99,6 @@ class Node:
     tag: str
     attrs: dict[str, str]
     children: list[Node | str] = field(default_factory=list)
-    parent: Node | None = None
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ class _TreeBuilder(HTMLParser):
                         break
                     if t in ("table", "ul", "ol", "dl", "div", "section", "article", "main", "body"):
                         break
-        node = Node(tag, {k: v or "" for k, v in attrs}, parent=self.stack[-1])
+        node = Node(tag, {k: v or "" for k, v in attrs})
         self.stack[-1].children.append(node)
         if tag not in VOID_TAGS:
             self.stack.append(node)
@@ -166,8 +166,8 @@ def decode_html(data: bytes, where: str | Path) -> str:
     if declared:
         return _decoded(data, declared, where)
     try:
-        return _decoded(data, "utf-8", where)
-    except InputError:
+        return _decoded(data, "utf-8", where, errors="strict")
+    except UnicodeDecodeError:
         return _decoded(data, "windows-1252", where)
 
 
@@ -189,11 +189,10 @@ def _declared_encoding(head: bytes) -> str | None:
     return name
 
 
-def _decoded(data: bytes, encoding: str, where: str | Path) -> str:
-    try:
-        text = data.decode(encoding)
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not a readable web page ({encoding}: {exc.reason} at byte {exc.start})", where) from None
+def _decoded(data: bytes, encoding: str, where: str | Path, errors: str = "replace") -> str:
+    """``data`` decoded; a byte the encoding does not map becomes U+FFFD, as a browser shows it
+    (one stray byte in a saved page is no reason to refuse it), unless ``errors`` is "strict"."""
+    text = data.decode(encoding, errors=errors)
     if "\x00" in text:
         raise InputError("contains a NUL byte: not a web page", where)
     return text

@@ -103,6 +103,8 @@ def test_page_encodings_as_a_browser_reads_them():
                   f"</head><body>{body}</body></html>").encode("latin-1")
     for data in (declared, undeclared, bom, http_equiv):
         assert html_to_page(decode_html(data, "p.html")).text == expect
+    stray = b'<meta charset="utf-8"><p>Caf\xe9 opened in 1925.</p>'  # declared UTF-8, one windows-1252 byte
+    assert html_to_page(decode_html(stray, "p.html")).text == "Caf\ufffd opened in 1925."  # as a browser shows it
     with pytest.raises(InputError, match="NUL byte"):
         decode_html("<p>x</p>".encode("utf-16-le"), "p.html")
 

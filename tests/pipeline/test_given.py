@@ -299,7 +299,7 @@ def test_a_long_given_set_is_judged_on_the_passages_that_match_the_claim(tmp_pat
         ("   \n", "empty.txt", "is empty"),
         ('{"text": "fine"}\n{"text": \n', "bad.jsonl", "line 2"),
         ('{"title": "no text"}\n', "notext.jsonl", "line 1"),
-        ("text", "doc.docx", "unsupported file type"),
+        ("text", "doc.odt", "unsupported file type"),
         ("not a pdf", "doc.pdf", "not a readable PDF"),
         ("<html><script>x()</script><nav><a href='/'>Home</a></nav></html>", "menu.html", "no text outside its markup"),
     ],

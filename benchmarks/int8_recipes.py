@@ -114,7 +114,7 @@ def batch_dependence(nli, pairs) -> float:
     return float(max(np.abs(runs[0] - r).max() for r in runs[1:]))
 
 
-def verifier(tmp: Path, only: str | None = None) -> dict:
+def verifier(tmp: Path, smoothquant_only: bool = False) -> dict:
     from core.evaluate.datasets import load_verifier_dataset
     from models.nli import CONTRADICT, ENTAIL, NEUTRAL, load_nli
     from models.onnx_build import ONNX_DIR, ONNX_FP32_FILE
@@ -122,7 +122,7 @@ def verifier(tmp: Path, only: str | None = None) -> dict:
     nli = load_nli(None, runtime="onnx-fp32")
     assert nli.runtime == "onnx-fp32", "build the verifier's ONNX export first (python -m models.onnx_build)"
     fp32 = Path(nli.ref.path) / ONNX_DIR / ONNX_FP32_FILE
-    copies = ({} if only else make_copies(fp32, tmp)) | smoothquant_copies(Path(nli.ref.path), tmp)
+    copies = ({} if smoothquant_only else make_copies(fp32, tmp)) | smoothquant_copies(Path(nli.ref.path), tmp)
     sets = {
         "fever-symmetric": load_verifier_dataset("fever-symmetric", DATA / "fever_symmetric" / "dev.jsonl"),
         "vitaminc-real-dev-800": load_verifier_dataset("vitaminc", DATA / "vitaminc" / "real_dev_half.jsonl",
@@ -214,7 +214,7 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.model == "verifier":
-            report = verifier(Path(tmp), only="smoothquant" if args.smoothquant_only else None)
+            report = verifier(Path(tmp), args.smoothquant_only)
         else:
             if args.db is None:
                 ap.error("embedder needs --db")

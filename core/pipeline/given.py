@@ -14,9 +14,10 @@ the deciding passage and sentence exactly as for a knowledge source. No migratio
 needed; :func:`store.sources.list_sources` hides ``_``-sources, so retrieval over "all
 sources" never sees given documents.
 
-Judging. A given set is small, so nothing is retrieved: every passage of every given
+Judging. A given set is usually small, so nothing is retrieved: every passage of every given
 document is evidence for every claim (chunked by the same chunker as an indexed source,
-core/chunk.py), and the shipped :class:`~core.verify.Verifier` judges every sentence, every
+core/chunk.py) — past :data:`LONG_GIVEN_PASSAGES` passages (a long report), the
+:data:`LONG_GIVEN_KEEP` that BM25 ranks highest for the claim (:class:`GivenSearcher`) — and the shipped :class:`~core.verify.Verifier` judges every sentence, every
 passage (in the NLI model's 96-token windows, models/nli.py) and, when no single unit
 decides, sets of ≤ 3 sentences (seed 003 §4.2). Line breaks in a given text are sentence
 boundaries as well as spaCy's (headings and list items carry no full stop).
@@ -41,11 +42,18 @@ import sqlite_utils
 
 from core.errors import InputError
 from core.ingest.chunk import chunk
-from core.ingest.sources import DOCUMENT_SUFFIXES
+from core.ingest.sources import (
+    DOCUMENT_SUFFIXES,
+    empty_document_reason,
+    jsonl_records,
+    read_document_file,
+    record_field,
+)
 from core.language import LanguageGuard
 from core.pipeline.runner import ClaimResult, Pipeline, passage_evidence, verify_claim
 from core.retrieve.searcher import Hit
-from core.text import content_words, query_terms
+from core.retrieve.sentence_rank import bm25_scores
+from core.text import content_words
 from core.verify.verifier import ClaimVerdict, Verifier
 from models.nli import ENTAIL
 from models.nlp import SentenceSplitter
@@ -83,8 +91,6 @@ def load_given_files(paths: Sequence[str | Path]) -> list[DocumentRecord]:
     a .jsonl file holds one document per line with ``text`` and optional ``title`` / ``id`` /
     ``url``. Bad input names the file (and line): missing, a directory, empty, not UTF-8, bad
     JSON, no text, a PDF without a text layer."""
-    from core.ingest.sources import empty_document_reason, jsonl_records, read_document_file
-
     if not paths:
         raise InputError("give at least one document with --against FILE")
     docs: list[DocumentRecord] = []
@@ -117,8 +123,6 @@ def document_record(obj: dict, where: str | Path, lineno: int, name: str, field:
     """One given document from a JSON object with ``text`` and optional ``title`` / ``id`` /
     ``url``; ``name`` stands in for a missing id and title. ``field`` names where the object sits
     in its line (``documents[2]``) for errors."""
-    from core.ingest.sources import record_field
-
     text = obj.get("text")
     if not isinstance(text, str) or not text.strip():
         raise InputError(f"{field} needs a non-empty string field 'text'".lstrip(), where, lineno)
@@ -245,13 +249,15 @@ def given_from_config(db: sqlite_utils.Database, config: dict) -> list[GivenDoc]
 
 class GivenSearcher:
     """Stands in for :class:`~core.retrieve.Searcher`: every passage of the given documents
-    is a hit, for every claim. Hits are ordered by content-word overlap with the claim (a
-    display order only: the verifier judges them all); ``k`` and ``mode`` are ignored.
+    is a hit, for every claim (but for long documents, below). Hits are ordered by content-word
+    overlap with the claim (a display order only: the verifier judges them all); ``k`` and
+    ``mode`` are ignored.
 
     Long documents: when the given passages number more than :data:`LONG_GIVEN_PASSAGES` (a PDF
     report, a long saved page), only the :data:`LONG_GIVEN_KEEP` passages with the highest BM25
-    score for the claim are hits, and all of their units are judged. Why: every unit of every
-    passage for every claim made a 17-page PDF take 16 s for 3 claims; a RAG answer's passages and
+    score for the claim (title and text, core/retrieve/sentence_rank.bm25_scores) are hits, and
+    all of their units are judged. Why: every unit of every passage for every claim made a
+    17-page PDF take 17 s for 3 claims; a RAG answer's passages and
     the benchmark sets' documents (Factcheck-GPT ≤ 7 passages a row, ExpertQA ≤ 4, WiCE's median
     page 11) stay whole, since word-overlap pruning of small sets cost Factcheck-GPT grounding
     (.715 → .658). Measured on WiCE's long pages (docs/benchmarks.md, "Long given documents")."""
@@ -274,61 +280,30 @@ class GivenSearcher:
         self.db, self.docs, self.passages = db, list(docs), list(passages)
         if not self.passages:
             raise InputError("the given documents hold no text to check against")
-        self._bm25: PassageBM25 | None = None
 
     def search(self, query: str, k: int = 0, mode: str = GIVEN_MODE, sources: Any = None, expansion: Any = None,
                mark_sentences: bool = True, rank_sentences: bool = False) -> list[Hit]:
-        """Every given passage, ranked by its best sentence's share of the query's content words
-        (that sentence is the ranking itself, so it is always marked). ``rank_sentences`` is
-        accepted and ignored: a given document has every sentence judged (:func:`given_verifier`)."""
+        """Every given passage (or a long set's best, see the class), ranked by its best sentence's
+        share of the query's content words (that sentence is the ranking itself, so it is always
+        marked). ``rank_sentences`` is accepted and ignored: a given document has every sentence
+        judged (:func:`given_verifier`)."""
+        candidates = list(enumerate(self.passages))
+        if len(candidates) > LONG_GIVEN_PASSAGES:
+            bm25 = bm25_scores(query, [f"{p.title}\n{p.text}" for p in self.passages])
+            best_first = sorted(range(len(bm25)), key=lambda i: (-bm25[i], i))
+            candidates = [candidates[i] for i in sorted(best_first[:LONG_GIVEN_KEEP])]
         q = set(content_words(query))
         scored = []
-        for pos, p in enumerate(self.passages):
+        for pos, p in candidates:
             overlaps = [len(q & set(content_words(s))) for s in p.sentence_texts()]
             best = max(range(len(overlaps)), key=overlaps.__getitem__) if overlaps else None
             share = (max(overlaps) / len(q)) if overlaps and q else 0.0
             scored.append((share, pos, p, best))
-        if len(self.passages) > LONG_GIVEN_PASSAGES:
-            if self._bm25 is None:
-                self._bm25 = PassageBM25([f"{p.title}\n{p.text}" for p in self.passages])
-            kept = set(self._bm25.top(query, LONG_GIVEN_KEEP))
-            scored = [s for s in scored if s[1] in kept]
         scored.sort(key=lambda t: (-t[0], t[1]))
         return [
             Hit(p, rank, share, {GIVEN_MODE: share}, {GIVEN_MODE: rank}, best)
             for rank, (share, _, p, best) in enumerate(scored, start=1)
         ]
-
-
-class PassageBM25:
-    """Okapi BM25 (k1 1.2, b .75, Lucene's idf) over a few hundred passages in memory: which
-    passages of a long given document a claim is about. Content words, as the knowledge-source
-    BM25 queries (core/text.query_terms)."""
-
-    def __init__(self, texts: Sequence[str], k1: float = 1.2, b: float = 0.75) -> None:
-        from collections import Counter
-
-        self.tf = [Counter(content_words(t)) for t in texts]
-        self.lengths = [sum(tf.values()) for tf in self.tf]
-        self.avg = (sum(self.lengths) / len(self.lengths)) if self.lengths else 0.0
-        self.df: Counter[str] = Counter(w for tf in self.tf for w in tf)
-        self.k1, self.b, self.n = k1, b, len(texts)
-
-    def scores(self, query: str) -> list[float]:
-        import math
-
-        terms = query_terms(query)
-        idf = {t: math.log(1 + (self.n - self.df[t] + 0.5) / (self.df[t] + 0.5)) for t in terms}
-        out = []
-        for tf, dl in zip(self.tf, self.lengths, strict=True):
-            norm = self.k1 * (1 - self.b + self.b * dl / self.avg) if self.avg else self.k1
-            out.append(sum(idf[t] * tf[t] * (self.k1 + 1) / (tf[t] + norm) for t in terms if tf[t]))
-        return out
-
-    def top(self, query: str, k: int) -> list[int]:
-        """Positions of the ``k`` best passages (ties: the earlier passage first)."""
-        s = self.scores(query)
-        return sorted(range(len(s)), key=lambda i: (-s[i], i))[:k]
 
 
 class WordPieceTerms:

@@ -159,15 +159,14 @@ def test_a_pdf_reads_as_whole_sentences(tmp_path, abstracts):
     doc = read_document_file(tmp_path / "paper.pdf")
     assert doc.title == "Three abstracts"
     lines = doc.text.replace("\u2019", "'").splitlines()  # Helvetica's standard encoding draws ' as ’
-    for title, sentences in abstracts:
-        # the title stays a line of its own; the printed lines join back into the abstract, hyphens undone
-        start = lines.index(title)
-        body = " ".join(lines[start + 1:start + 1 + sum(1 for ln in lines[start + 1:] if ln and ln not in
-                                                         {t for t, _ in abstracts})])
-        assert " ".join(body.split()).startswith(" ".join(" ".join(sentences).split()))
+    titles = [title for title, _ in abstracts]
+    starts = [lines.index(title) for title in titles] + [len(lines)]  # each title a line of its own
+    for (_, sentences), start, end in zip(abstracts, starts, starts[1:], strict=False):
+        # the printed lines between two titles join back into the abstract, whole, hyphens undone
+        assert " ".join(" ".join(lines[start + 1:end]).split()) == " ".join(" ".join(sentences).split())
     assert RUNNING_HEAD not in doc.text and not any(ln.strip().isdigit() for ln in lines)
     # a line break only where a sentence ends (given documents split sentences at line breaks)
-    assert all(ln.rstrip().endswith((".", "?", "!", ")")) or ln in {t for t, _ in abstracts} for ln in lines)
+    assert all(ln.rstrip().endswith((".", "?", "!", ")")) or ln in titles for ln in lines)
 
 
 def test_reflow_rules_on_printed_lines():

@@ -540,13 +540,14 @@ def ray_batch(ctx, pipeline, options, inputs, out_path, fmt, address, workers, s
 
 VERIFY_AGAINST_HELP = (
     "Verify against these documents only (repeatable; .txt/.md/.html/.pdf/.docx/.jsonl as for check --against): every "
-    "passage is judged, no knowledge source is used, the documents are stored with the run."
+    "passage is judged (past 24, the 12 that match the claim best), no knowledge source is used, the documents are "
+    "stored with the run."
 )
 AGAINST_HELP = (
     "Check against these documents only (repeatable): .txt/.md/.html/.pdf/.docx = one document per file (a "
     "saved web page read as its main text, a PDF as its text layer, a Word file as its paragraphs), .jsonl = one per "
     "line with 'text' and optional 'title', 'id', 'url'. No knowledge source is used; every passage of "
-    "the documents is judged. The documents are stored with the run."
+    "the documents is judged (past 24 passages, the 12 that match the claim best). The documents are stored with the run."
 )
 
 

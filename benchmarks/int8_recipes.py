@@ -157,17 +157,26 @@ def verifier(tmp: Path, smoothquant_only: bool = False) -> dict:
     return out
 
 
-def embedder(tmp: Path, db_path: Path) -> dict:
+def embedding_batch_dependence(emb, texts: list[str]) -> float:
+    """The largest change of one vector's component between batch sizes 1, 8 and 32 (0 when a
+    text's vector is its own)."""
+    runs = [emb.encode(texts, bs) for bs in (32, 8, 1)]
+    return float(max(np.abs(runs[0] - r).max() for r in runs[1:]))
+
+
+def embedder(tmp: Path, db_path: Path, smoothquant_only: bool = False) -> dict:
     import sqlite3
 
     from core.ingest.index import passage_embedding_text
     from models.embed import load_embedder
-    from models.onnx_build import EMBEDDER_ONNX_DIR, ONNX_FILE, ONNX_FP32_FILE
+    from models.onnx_build import EMBEDDER_ONNX_DIR, ONNX_FILE, ONNX_FP32_FILE, build_embedder
 
     emb = load_embedder(runtime="onnx-fp32")
     assert emb.runtime == "onnx-fp32", "build the embedder's ONNX export first (python -m models.onnx_build --embedder)"
-    copies = make_copies(EMBEDDER_ONNX_DIR / ONNX_FP32_FILE, tmp) | {
-        "smoothquant_per_channel_matmul (shipped)": EMBEDDER_ONNX_DIR / ONNX_FILE}
+    build_embedder(Path(emb.ref.path), tmp / "per_token", per_token=True)
+    copies = ({} if smoothquant_only else make_copies(EMBEDDER_ONNX_DIR / ONNX_FP32_FILE, tmp)) | {
+        "smoothquant_per_channel_matmul (shipped)": EMBEDDER_ONNX_DIR / ONNX_FILE,
+        "smoothquant_per_token": tmp / "per_token" / ONNX_FILE}
     conn = sqlite3.connect(db_path)
     rows = conn.execute("SELECT p.id, d.ext_id, p.title, p.text FROM passages p JOIN documents d ON d.id = p.document_id"
                         " ORDER BY p.id").fetchall()
@@ -201,6 +210,7 @@ def embedder(tmp: Path, db_path: Path) -> dict:
         out[recipe] = {"cpu_s_corpus": spent, "cosine_to_fp32_mean": float(cos.mean()), "cosine_to_fp32_min": float(cos.min()),
                        "symmetric": recall(docs, emb.encode([c["claim"] for c in claims])),
                        "documents_int8_queries_fp32": recall(docs, queries_fp32)}
+        out[recipe]["batch_dependence"] = embedding_batch_dependence(emb, texts[:300])
         print(recipe, json.dumps(out[recipe]), flush=True)
     return out
 
@@ -210,7 +220,7 @@ def main() -> None:
     ap.add_argument("model", choices=["verifier", "embedder"])
     ap.add_argument("--db", type=Path, help="embedder: a database holding the SciFact corpus (eval retrieval --db)")
     ap.add_argument("--out", type=Path)
-    ap.add_argument("--smoothquant-only", action="store_true", help="verifier: only fp32 and the two SmoothQuant copies")
+    ap.add_argument("--smoothquant-only", action="store_true", help="only fp32 and the SmoothQuant copies")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.model == "verifier":
@@ -218,7 +228,7 @@ def main() -> None:
         else:
             if args.db is None:
                 ap.error("embedder needs --db")
-            report = embedder(Path(tmp), args.db)
+            report = embedder(Path(tmp), args.db, args.smoothquant_only)
     if args.out:
         args.out.write_text(json.dumps(report, indent=1) + "\n")
 

@@ -344,7 +344,7 @@ def smooth_linear_inputs(model, batches: Iterable[Mapping], alpha: float = SMOOT
                 setattr(model.get_submodule(parent), attr, Smoothed(linears[n], 1.0 / s))
 
 
-def build_embedder(model_dir: Path, out_dir: Path = EMBEDDER_ONNX_DIR) -> Path:
+def build_embedder(model_dir: Path, out_dir: Path = EMBEDDER_ONNX_DIR, per_token: bool = False) -> Path:
     """Export a mean-pooling embedder's transformer (token vectors: ``last_hidden_state``) to
     ONNX fp32 (opset 17, dynamic batch and length) in ``out_dir``, and an int8 copy beside it
     (:data:`INT8_RECIPE`: SmoothQuant, then the shared recipe); pooling and
@@ -384,11 +384,11 @@ def build_embedder(model_dir: Path, out_dir: Path = EMBEDDER_ONNX_DIR) -> Path:
 
         max_length = mean_pooling_config(model_dir) or 256
         if _smoothed_int8_copy(model_dir, "AutoModel", lambda t, a: _embedder_batches(t, a, max_length), export,
-                               Path(tmp), out_dir / ONNX_FILE):
+                               Path(tmp), out_dir / ONNX_FILE, per_token=per_token):
             files["int8"] = ONNX_FILE
     (out_dir / SOURCE_FILE).write_text(json.dumps({
         "safetensors_sha256": weights_sha256(model_dir), "source": str(model_dir), "opset": 17, "inputs": names,
-        "files": files, "quantisation": INT8_RECIPE,
+        "files": files, "quantisation": VERIFIER_INT8_RECIPE if per_token else INT8_RECIPE,
     }, indent=2) + "\n")
     return out_dir / ONNX_FP32_FILE
 

@@ -1180,6 +1180,8 @@ class RulesDecomposer:
             noun = ap.head
             if not (ap.dep_ == "appos" and ap.pos_ == "PROPN" and noun.pos_ == "NOUN" and noun.i in head and noun.i < ap.i):
                 continue
+            if ap.i == noun.i + 1 and any(c.dep_ == "nummod" for c in noun.children):
+                continue  # a quantity's scale, not a name: "90 degrees Celsius", "40 degrees Fahrenheit"
             group, _ = _conjuncts(ap, lambda c: c.pos_ in ("PROPN", "NOUN"))
             if len(group) == 1 and _title_after_noun(ap):
                 continue  # "his album "Art and Life"": the album's name, kept with it

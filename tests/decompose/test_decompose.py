@@ -404,6 +404,16 @@ def test_example_lists_end_where_they_end_and_counts_are_no_identities(written):
     assert not any("is two" in c or "is 12" in c or "is an award" in c for c in out)
 
 
+def test_a_quantitys_scale_stays_with_it(rules):
+    """The small parser reads "Celsius" in "90 degrees Celsius" as a name in apposition to
+    "degrees" (as "the film American Pie"), and the split made "Water boils at 90 degrees." and
+    "Water boils at Celsius at sea level.": the first a different claim, the second nonsense."""
+    out = texts(rules.decompose("Water boils at 90 degrees Celsius at sea level. "
+                                "The temperature in Death Valley reached 134 degrees Fahrenheit in 1913."))
+    assert out == ["Water boils at 90 degrees Celsius at sea level.",
+                   "The temperature in Death Valley reached 134 degrees Fahrenheit in 1913."]
+
+
 def test_titles_with_years_a_title_after_the_list_and_kinds_of_examples(written):
     out = texts(written.decompose(
         "Taylor has won multiple Grammy Awards, including Best Pop Vocal Performance for his song \"You've Got a Friend\". "

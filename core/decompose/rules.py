@@ -1242,6 +1242,13 @@ class RulesDecomposer:
             sets: list[set[int]] = []
             for k, a in enumerate(adj):
                 span = {x.i for x in a.subtree} & head
+                if a.lower_ in _RELATIONAL_PREPS:
+                    # "took place in 1066 between the army of William, Duke of Normandy, and an English
+                    # army": the parser can hang the second party on the verb; it is the preposition's
+                    for c in v.children:
+                        if c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN") and c.i > a.i:
+                            span |= {x.i for x in c.subtree} & head
+                            span |= {x.i for x in v.children if x.dep_ in ("cc", "punct") and a.i < x.i < c.i} & head
                 if k and a.lower_ in ("to", "until", "through") and adj[k - 1].lower_ == "from" \
                         and a.i == adj[k - 1].right_edge.i + 1:
                     sets[-1] |= span  # "from 2019 to 2020" is one span, not two facts

@@ -404,6 +404,17 @@ def test_example_lists_end_where_they_end_and_counts_are_no_identities(written):
     assert not any("is two" in c or "is 12" in c or "is an award" in c for c in out)
 
 
+def test_both_parties_of_between_stay_in_one_claim(rules):
+    """The parser hangs the second party of a long "between A and B" on the verb; split per
+    adjunct it made "The Battle of Hastings took place in 1066 and an English army under …"."""
+    out = texts(rules.decompose(
+        "The Battle of Hastings took place in 1066 between the Norman-French army of William, Duke of "
+        "Normandy, and an English army under King Harold Godwinson."))
+    assert out == ["The Battle of Hastings took place in 1066.",
+                   "The Battle of Hastings took place between the Norman-French army of William, Duke of Normandy, "
+                   "and an English army under King Harold Godwinson."]
+
+
 def test_a_quantitys_scale_stays_with_it(rules):
     """The small parser reads "Celsius" in "90 degrees Celsius" as a name in apposition to
     "degrees" (as "the film American Pie"), and the split made "Water boils at 90 degrees." and

@@ -445,6 +445,20 @@ def _exemplified(marker, head: set[int], climb: bool = True):
     return noun
 
 
+def _ranked(noun) -> bool:
+    """The noun is ranked by an ordinal or a superlative ("the third planet", "the closest star",
+    "the only known planet", "the most distant moon"): what follows it ("from the Sun") is the
+    ranking's reference point."""
+    for c in noun.children:
+        if c.dep_ not in ("amod", "nummod", "advmod"):
+            continue
+        if c.tag_ in ("JJS", "RBS") or c.ent_type_ == "ORDINAL" or c.lower_ in ("only", "last", "next"):
+            return True
+        if any(x.lower_ in ("most", "least") for x in c.children):
+            return True
+    return False
+
+
 def _vague_time(prep) -> bool:
     """"over the years", "for several years", "for many years": a span with no date in it. Alone
     with its verb it says nothing ("Blacker has played over the years."), so it stays with the rest
@@ -1426,6 +1440,8 @@ class RulesDecomposer:
             if not (t.lower_ == "from" and t.dep_ == "prep" and t.head.dep_ == "attr" and t.head.head.pos_ == "AUX"
                     and t.head.i in head and any(x.ent_type_ in ("GPE", "LOC") for x in t.subtree)):
                 continue
+            if _ranked(t.head):
+                continue  # "the third planet from the Sun", "the closest star from Earth": a rank's reference, no origin
             place = {x.i for x in t.subtree} & head
             rest = head - place
             if len([j for j in rest if not doc[j].is_punct]) <= len(subj) + 1:
@@ -1483,6 +1499,12 @@ class RulesDecomposer:
             group, parts = _conjuncts(tok, lambda c, tok=tok: (c.pos_ in ("NOUN", "PROPN") or (c.pos_ == "NUM" and tok.pos_ == "NUM"))
                                       and not _hyphenated(c) and not _quoted(c, c.head) and not _place_chain(c), conj_deps)
             if len(group) < 2:
+                continue
+            owner = tok.head.head
+            if (tok.dep_ == "pobj" and owner.pos_ == "NOUN" and owner.dep_ in ("attr", "dobj")
+                    and any(g.lemma_ == owner.lemma_ for g in group[1:])):
+                # "the third planet from the Sun and the only known planet …": the parser joined the second
+                # "planet" to "Sun"; it is the first planet's conjunct, so no split of "the Sun and …"
                 continue
             all_conj = set()
             for g in group[1:]:

@@ -415,6 +415,18 @@ def test_both_parties_of_between_stay_in_one_claim(rules):
                    "and an English army under King Harold Godwinson."]
 
 
+def test_a_ranks_reference_point_is_no_origin(rules):
+    """"X is a singer from Texas" gives "X is from Texas", but "from the Sun" after "the third
+    planet" is where the ranking counts from: it made "Earth is from the Sun." and, with the
+    parser's "the Sun and the only known planet", "Earth is from the only known planet."."""
+    out = texts(rules.decompose(
+        "Earth is the third planet from the Sun and the only known planet to support life. "
+        "Neptune is the most distant planet from the Sun. Shakira is a singer from Colombia."))
+    assert out == ["Earth is the third planet from the Sun and the only known planet to support life.",
+                   "Neptune is the most distant planet from the Sun.",
+                   "Shakira is from Colombia.", "Shakira is a singer."]
+
+
 def test_a_quantitys_scale_stays_with_it(rules):
     """The small parser reads "Celsius" in "90 degrees Celsius" as a name in apposition to
     "degrees" (as "the film American Pie"), and the split made "Water boils at 90 degrees." and

@@ -133,6 +133,7 @@ _GROUP_NOUNS = frozenset({"company", "airline", "band", "group", "duo", "trio", 
                           "channel", "series", "show", "brand", "bank", "agency", "era", "period", "project", "program",
                           "programme", "publication", "journal", "studio", "restaurant", "store", "church", "order"})
 # participles that describe a state, not an event: "X, located in Y," → "X is located in Y" (else "X was designed …")
+_ELLIPSIS_AUX = {"be", "do", "have", "can", "could", "will", "would", "shall", "should", "may", "might", "must"}
 _STATIVE = {"located", "based", "situated", "headquartered", "known", "named", "called", "considered", "regarded", "made", "composed"}
 # what has a release year in brackets (_release_years), and the small words inside a title
 _WORKS = frozenset({"film", "movie", "series", "show", "sitcom", "drama", "programme", "program", "album", "single",
@@ -370,6 +371,23 @@ _IRREGULAR_PAST = {
     "sing": "sang", "sit": "sat", "speak": "spoke", "spend": "spent", "stand": "stood", "take": "took",
     "teach": "taught", "tell": "told", "think": "thought", "throw": "threw", "undergo": "underwent",
     "win": "won", "write": "wrote",
+    # beyond bios: what news, science and history answers say ("striking an iceberg", "killing 1,500")
+    "arise": "arose", "bear": "bore", "beat": "beat", "bend": "bent", "bind": "bound", "bite": "bit",
+    "bleed": "bled", "blow": "blew", "breed": "bred", "broadcast": "broadcast", "burst": "burst",
+    "cast": "cast", "catch": "caught", "cling": "clung", "cost": "cost", "creep": "crept", "cut": "cut",
+    "deal": "dealt", "dig": "dug", "drink": "drank", "eat": "ate", "fall": "fell", "feed": "fed",
+    "feel": "felt", "flee": "fled", "forbid": "forbade", "forecast": "forecast", "foresee": "foresaw",
+    "forget": "forgot", "forgive": "forgave", "freeze": "froze", "grind": "ground", "hang": "hung",
+    "hear": "heard", "hide": "hid", "hit": "hit", "hurt": "hurt", "lay": "laid", "lend": "lent",
+    "let": "let", "light": "lit", "mean": "meant", "mislead": "misled", "overcome": "overcame",
+    "overtake": "overtook", "pay": "paid", "quit": "quit", "rebuild": "rebuilt", "ride": "rode",
+    "ring": "rang", "rewrite": "rewrote", "seek": "sought", "shake": "shook", "shed": "shed",
+    "shine": "shone", "shoot": "shot", "shrink": "shrank", "shut": "shut", "sink": "sank",
+    "sleep": "slept", "slide": "slid", "spin": "spun", "split": "split", "spread": "spread",
+    "spring": "sprang", "steal": "stole", "stick": "stuck", "sting": "stung", "strike": "struck",
+    "strive": "strove", "swear": "swore", "sweep": "swept", "swim": "swam", "swing": "swung",
+    "tear": "tore", "understand": "understood", "undertake": "undertook", "uphold": "upheld",
+    "wake": "woke", "wear": "wore", "withdraw": "withdrew", "withstand": "withstood",
 }
 
 
@@ -382,7 +400,7 @@ def _past(verb) -> str:
         return lemma + "d"
     if lemma.endswith("y") and lemma[-2:-1] not in ("a", "e", "i", "o", "u"):
         return lemma[:-1] + "ied"
-    if verb.lower_.endswith(lemma[-1:] * 2 + "ing"):  # "starring", "stopping": the consonant doubles
+    if lemma and verb.lower_ == lemma + lemma[-1] + "ing":  # "starring", "stopping": the consonant doubles ("killing" does not)
         return lemma + lemma[-1] + "ed"
     return lemma + "ed"
 
@@ -457,6 +475,15 @@ def _ranked(noun) -> bool:
         if any(x.lower_ in ("most", "least") for x in c.children):
             return True
     return False
+
+
+def _elided(pred) -> bool:
+    """A coordinated clause whose predicate was left out ("…, but strawberries are not", "…, but
+    she did not", "…, and owls can too"): an auxiliary with a subject of its own and nothing to
+    predicate."""
+    return (pred.lemma_.lower() in _ELLIPSIS_AUX
+            and any(c.dep_ in ("nsubj", "nsubjpass") and c.i < pred.i for c in pred.children)  # not "was the MVP" parsed as a subject
+            and not any(c.dep_ in _COMPLEMENTS or c.dep_ in ("acomp", "xcomp", "advcl") for c in pred.children))
 
 
 def _vague_time(prep) -> bool:
@@ -687,6 +714,8 @@ class RulesDecomposer:
         predicates = [root]
         for p in predicates:  # chains: "released …, won …, and collaborated …" hang off each other
             predicates.extend(c for c in p.children if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX") and c not in predicates)
+        if any(_elided(p) for p in predicates[1:]):
+            return whole  # "Bananas are berries, but strawberries are not.": the second half says nothing alone
         root_aux = [c for c in root.children if c.dep_ in ("aux", "auxpass", "neg")]
         for k, pred in enumerate(predicates):
             own = {t.i for t in self._pred_subtree(pred, predicates)}
@@ -1464,6 +1493,8 @@ class RulesDecomposer:
             if b.start == a.end + 1 and doc[a.end].text == "," and b.label_ in ("GPE", "LOC") and not _more_places(doc, b.end - 1):
                 out.append(_Piece({t.i for t in a}, "is in", {t.i for t in b}))
                 drop |= {a.end} | {t.i for t in b}
+                if b.end + 1 < sent.end and doc[b.end].text == "," and doc[b.end + 1].pos_ == "ADP":
+                    drop.add(b.end)  # its closing comma: "at Kitty Hawk, North Carolina, on …" → "at Kitty Hawk on …"
         return tokens - drop, out
 
     @staticmethod

@@ -427,6 +427,21 @@ def test_a_ranks_reference_point_is_no_origin(rules):
                    "Shakira is from Colombia.", "Shakira is a singer."]
 
 
+def test_participles_become_the_right_past_and_elided_clauses_stay_whole(rules):
+    """"killing" was "killled" (the doubled-consonant rule read "ll" as a doubling) and "striking"
+    was "striked"; "…, but strawberries are not" became the claim "Strawberries are not."; a
+    place's closing comma was left in the claim ("at Kitty Hawk, on …")."""
+    out = texts(rules.decompose(
+        "The Titanic sank on its maiden voyage after striking an iceberg in April 1912, killing more than "
+        "1,500 people. Bananas are berries, but strawberries are not. The Wright brothers made the first "
+        "powered flight at Kitty Hawk, North Carolina, on December 17, 1903."))
+    assert out == ["The Titanic sank on its maiden voyage.", "The Titanic struck an iceberg in April 1912.",
+                   "The Titanic killed more than 1,500 people.",
+                   "Bananas are berries, but strawberries are not.",
+                   "The Wright brothers made the first powered flight at Kitty Hawk on December 17, 1903.",
+                   "Kitty Hawk is in North Carolina."]
+
+
 def test_a_quantitys_scale_stays_with_it(rules):
     """The small parser reads "Celsius" in "90 degrees Celsius" as a name in apposition to
     "degrees" (as "the film American Pie"), and the split made "Water boils at 90 degrees." and

@@ -133,6 +133,9 @@ _GROUP_NOUNS = frozenset({"company", "airline", "band", "group", "duo", "trio", 
                           "channel", "series", "show", "brand", "bank", "agency", "era", "period", "project", "program",
                           "programme", "publication", "journal", "studio", "restaurant", "store", "church", "order"})
 # participles that describe a state, not an event: "X, located in Y," → "X is located in Y" (else "X was designed …")
+# nouns that exist to carry a name: in apposition to one, the name is the fact ("the chemical symbol Au")
+_NAMING_NOUNS = {"symbol", "name", "nickname", "code", "abbreviation", "acronym", "motto", "slogan", "formula",
+                 "designation", "alias", "pseudonym", "ticker", "callsign", "epithet", "moniker"}
 _ELLIPSIS_AUX = {"be", "do", "have", "can", "could", "will", "would", "shall", "should", "may", "might", "must"}
 _STATIVE = {"located", "based", "situated", "headquartered", "known", "named", "called", "considered", "regarded", "made", "composed"}
 # what has a release year in brackets (_release_years), and the small words inside a title
@@ -1225,6 +1228,16 @@ class RulesDecomposer:
                 continue
             if ap.i == noun.i + 1 and any(c.dep_ == "nummod" for c in noun.children):
                 continue  # a quantity's scale, not a name: "90 degrees Celsius", "40 degrees Fahrenheit"
+            if noun.lemma_.lower() in _NAMING_NOUNS:
+                # the name is what is said: "has the chemical symbol Au" is not "has the chemical symbol"; a
+                # common noun the parser joined to the name is the noun's conjunct ("… Au and an atomic number of 79")
+                others = [c for c in ap.children if c.dep_ == "conj" and c.pos_ == "NOUN" and c.i in head]
+                if not others:
+                    continue
+                rest = {t.i for o in others for t in o.subtree}
+                glue = {c.i for c in ap.children if c.dep_ in ("cc", "punct")}
+                return [head - rest - glue] + [(head - {t.i for t in noun.subtree}) | ({t.i for t in o.subtree} & head)
+                                               for o in others], []
             group, _ = _conjuncts(ap, lambda c: c.pos_ in ("PROPN", "NOUN"))
             if len(group) == 1 and _title_after_noun(ap):
                 continue  # "his album "Art and Life"": the album's name, kept with it
@@ -1275,6 +1288,7 @@ class RulesDecomposer:
                 continue
             adj = [c for c in v.children if c.i in head and (
                 (c.dep_ == "prep" and c.lower_ not in ("of", "including") and any(x.dep_ == "pobj" for x in c.children)
+                 and not (c.text[:1].isupper() and c.i > sent.start)  # a title's first word: "published On the Origin of Species"
                  and not _vague_time(c))  # "over the years" stays with its clause
                 or (c.dep_ == "npadvmod" and c.ent_type_ == "DATE"))]
             subj = [c for c in v.children if c.dep_ in ("nsubj", "nsubjpass")]

@@ -442,6 +442,17 @@ def test_participles_become_the_right_past_and_elided_clauses_stay_whole(rules):
                    "Kitty Hawk is in North Carolina."]
 
 
+def test_a_name_stays_with_the_noun_that_carries_it_and_a_title_is_no_adjunct(rules):
+    """"the chemical symbol Au" made "Gold has the chemical symbol." + "Gold has Au."; "published On
+    the Origin of Species in 1859" was split at the title's "On" as if it were a preposition, and
+    made "Charles Darwin published in 1859."."""
+    out = texts(rules.decompose(
+        "Gold has the chemical symbol Au and an atomic number of 79. "
+        "Charles Darwin published On the Origin of Species in 1859."))
+    assert out == ["Gold has the chemical symbol Au.", "Gold has an atomic number of 79.",
+                   "Charles Darwin published On the Origin of Species in 1859."]
+
+
 def test_a_quantitys_scale_stays_with_it(rules):
     """The small parser reads "Celsius" in "90 degrees Celsius" as a name in apposition to
     "degrees" (as "the film American Pie"), and the split made "Water boils at 90 degrees." and

@@ -489,6 +489,12 @@ def _elided(pred) -> bool:
             and not any(c.dep_ in _COMPLEMENTS or c.dep_ in ("acomp", "xcomp", "advcl") for c in pred.children))
 
 
+def _rate(when) -> bool:
+    """A time that makes its clause a rate, not a date: "die … each year", "every week", "a day"
+    ("8 million people die from tobacco use" is another claim than "… each year")."""
+    return any(c.dep_ == "det" and c.lower_ in ("each", "every", "a", "an", "per") for c in when.children)
+
+
 def _vague_time(prep) -> bool:
     """"over the years", "for several years", "for many years": a span with no date in it. Alone
     with its verb it says nothing ("Blacker has played over the years."), so it stays with the rest
@@ -1290,7 +1296,7 @@ class RulesDecomposer:
                 (c.dep_ == "prep" and c.lower_ not in ("of", "including") and any(x.dep_ == "pobj" for x in c.children)
                  and not (c.text[:1].isupper() and c.i > sent.start)  # a title's first word: "published On the Origin of Species"
                  and not _vague_time(c))  # "over the years" stays with its clause
-                or (c.dep_ == "npadvmod" and c.ent_type_ == "DATE"))]
+                or (c.dep_ == "npadvmod" and c.ent_type_ == "DATE" and not _rate(c)))]
             subj = [c for c in v.children if c.dep_ in ("nsubj", "nsubjpass")]
             fronted = [a for a in adj if subj and a.i < subj[0].i and any(  # a when / where, not "in order to …"
                 x.ent_type_ in ("DATE", "TIME", "GPE", "LOC", "FAC", "EVENT") for x in a.subtree)]
@@ -1722,8 +1728,11 @@ class RulesDecomposer:
         out, prev = [], None
         name = topic.name if topic else ""
         parts = set(name.split()) - {"The", "A", "An"}
-        subj_pron = (_PRONOUN_SUBJ | _PRONOUN_OBJ if topic and topic.named else set()) | ({"it"} if topic and topic.thing else set())
-        poss_pron = (_PRONOUN_POSS if topic and topic.named else set()) | ({"its"} if topic and topic.thing else set())
+        # he / she for a named subject; for one the NER does not call a person (a bio's subject often
+        # is not), only when the answer calls it "he" or "she" somewhere: "Jupiter" is no "her"
+        personal = bool(topic) and topic.named and (not topic.thing or topic.gender is not None)
+        subj_pron = (_PRONOUN_SUBJ | _PRONOUN_OBJ if personal else set()) | ({"it"} if topic and topic.thing else set())
+        poss_pron = (_PRONOUN_POSS if personal else set()) | ({"its"} if topic and topic.thing else set())
         if topic and topic.gender:  # "he" / "him" / "his" are not a woman's, "she" / "her" not a man's
             other = _GENDERED["she" if topic.gender == "he" else "he"]
             subj_pron, poss_pron = subj_pron - other, poss_pron - other
@@ -1860,7 +1869,7 @@ def _with_gender(topic: Topic | None, doc, start: int) -> Topic | None:
     """``topic`` with the pronoun its paragraph uses for it: the first "he" or "she" that is the
     subject of a sentence's main verb, from ``start`` to the paragraph's end ("Marie Curie was a
     physicist. She …" → "she"). A thing, or a paragraph with no such pronoun, has none."""
-    if topic is None or topic.thing or not topic.named:
+    if topic is None or not topic.named:
         return topic
     end = doc.text.find("\n\n", start)
     for sent in doc.sents:

@@ -453,6 +453,18 @@ def test_a_name_stays_with_the_noun_that_carries_it_and_a_title_is_no_adjunct(ru
                    "Charles Darwin published On the Origin of Species in 1859."]
 
 
+def test_a_thing_is_no_her_and_a_rate_keeps_its_period(rules):
+    """An answer about Jupiter: "Frida Kahlo was known for her self-portraits" became "… for
+    Jupiter's self-portraits" (the answer's subject is a thing, never called "she"); "die …
+    each year" was split into "… die from tobacco use." and "… die each year."."""
+    out = texts(rules.decompose(
+        "Jupiter is larger than all the other planets combined. About 8 million people die from tobacco "
+        "use each year. Frida Kahlo was known for her self-portraits."))
+    assert out == ["Jupiter is larger than all the other planets combined.",
+                   "About 8 million people die from tobacco use each year.",
+                   "Frida Kahlo was known for her self-portraits."]
+
+
 def test_a_quantitys_scale_stays_with_it(rules):
     """The small parser reads "Celsius" in "90 degrees Celsius" as a name in apposition to
     "degrees" (as "the film American Pie"), and the split made "Water boils at 90 degrees." and

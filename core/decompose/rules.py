@@ -480,6 +480,20 @@ def _ranked(noun) -> bool:
     return False
 
 
+def _finite_conjuncts_of_infinitives(root) -> list[Any]:
+    """Finite verbs the parser joined to an infinitive below the root: in "CRISPR-Cas9 allows
+    scientists to edit DNA and was developed by …", "was developed" hangs on "edit", but an
+    infinitive has no tense to share: it is the root's conjunct ("CRISPR-Cas9 was developed by …")."""
+    out = []
+    for x in root.children:
+        if x.dep_ not in ("ccomp", "xcomp") or not any(a.dep_ == "aux" and a.lower_ == "to" for a in x.children):
+            continue
+        out += [c for c in x.children if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX")
+                and not any(a.dep_ in ("nsubj", "nsubjpass") for a in c.children)
+                and any(a.dep_ in ("aux", "auxpass") and a.tag_ in ("VBD", "VBZ", "VBP") for a in c.children)]
+    return out
+
+
 def _elided(pred) -> bool:
     """A coordinated clause whose predicate was left out ("…, but strawberries are not", "…, but
     she did not", "…, and owls can too"): an auxiliary with a subject of its own and nothing to
@@ -723,6 +737,7 @@ class RulesDecomposer:
         predicates = [root]
         for p in predicates:  # chains: "released …, won …, and collaborated …" hang off each other
             predicates.extend(c for c in p.children if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX") and c not in predicates)
+        predicates.extend(_finite_conjuncts_of_infinitives(root))
         if any(_elided(p) for p in predicates[1:]):
             return whole  # "Bananas are berries, but strawberries are not.": the second half says nothing alone
         root_aux = [c for c in root.children if c.dep_ in ("aux", "auxpass", "neg")]
@@ -1532,6 +1547,9 @@ class RulesDecomposer:
         for c in pred.children:
             if c.dep_ == "cc" and any(o.head == pred for o in others):
                 skip.add(c.i)
+        for o in others:  # the "and" of a predicate the parser hung lower down (_finite_conjuncts_of_infinitives)
+            if o.head != pred and o in pred.subtree:
+                skip |= {c.i for c in o.head.children if c.dep_ == "cc" and c.i < o.i}
         return [t for t in pred.subtree if t.i not in skip]
 
     @staticmethod
@@ -2040,9 +2058,13 @@ def _proper_subject(sent) -> str | None:
     if subj is None or subj.pos_ != "PROPN":
         return None
     doc = sent.doc
-    name = [t for t in subj.subtree if t.dep_ in ("compound", "flat") or t == subj]
+    # a hyphen inside the name is part of it: "CRISPR-Cas9", not "Cas9"
+    name = [t for t in subj.subtree if t.dep_ in ("compound", "flat") or t == subj
+            or (t.text in ("-", "–") and not t.whitespace_ and t.i > 0 and not doc[t.i - 1].whitespace_)]
     run = [t for t in name if t.i <= subj.i and all(doc[j] in name for j in range(t.i, subj.i + 1))]
-    return " ".join(t.text for t in run) or subj.text
+    while run and not run[0].is_alpha and not run[0].like_num and run[0] != subj:
+        run = run[1:]
+    return "".join(t.text + (" " if t.whitespace_ else "") for t in run).strip() or subj.text
 
 
 def past_tense(doc) -> bool:

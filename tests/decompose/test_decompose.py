@@ -465,6 +465,18 @@ def test_a_thing_is_no_her_and_a_rate_keeps_its_period(rules):
                    "Frida Kahlo was known for her self-portraits."]
 
 
+def test_a_finite_verb_joined_to_an_infinitive_is_the_roots_and_a_hyphen_is_part_of_a_name(rules):
+    """The parser joins "was developed" to "to edit", so the claim read "… allows scientists to
+    edit DNA at precise locations and was developed by …"; the answer's subject was "Cas9" for
+    "CRISPR-Cas9", and "It was first used …" became "Cas9 was first used …"."""
+    out = texts(rules.decompose(
+        "CRISPR-Cas9 allows scientists to edit DNA at precise locations and was developed by Jennifer Doudna "
+        "and Emmanuelle Charpentier. It was first used in human cells in 2013."))
+    assert out == ["CRISPR-Cas9 allows scientists to edit DNA at precise locations.",
+                   "CRISPR-Cas9 was developed by Jennifer Doudna.", "CRISPR-Cas9 was developed by Emmanuelle Charpentier.",
+                   "CRISPR-Cas9 was first used in human cells.", "CRISPR-Cas9 was first used in 2013."]
+
+
 def test_a_quantitys_scale_stays_with_it(rules):
     """The small parser reads "Celsius" in "90 degrees Celsius" as a name in apposition to
     "degrees" (as "the film American Pie"), and the split made "Water boils at 90 degrees." and

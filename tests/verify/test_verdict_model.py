@@ -200,6 +200,26 @@ def test_weights_are_picked_by_the_kind_of_source(tmp_path):
         VerdictModel.from_json(m.to_json() | {"by_kind": {"blogs": m.to_json()}})
 
 
+def test_the_evidence_shown_for_a_verdict_is_the_best_on_its_side():
+    """Past .5 a unit from the subject's own page is shown first (Marie Curie's page, not a set
+    under Chien-Shiung Wu's); below .5 only the probability counts. "Water boils at 100 degrees
+    Celsius" was *supported* and shown with a sentence of its subject's page at P(E) .08,
+    support −.50, beside a set at .48."""
+    supported = _constant_model("supported")
+    terms = lambda _: {"water"}  # noqa: E731
+    passages = [PassageEvidence(1, 1, ("s",), "s", "Water", "wiki-vital"),
+                PassageEvidence(2, 2, ("s",), "s", "Lake Vostok", "wiki-vital")]
+    own = judgement(1, 1, "Water is an inorganic compound.", 0.08, 0.58)
+    other = judgement(2, 2, "… 500 m below sea level. Water vapor can be produced by boiling.", 0.48, 0.42, kind="set")
+    v = decide_learned("Water boils at 100 degrees Celsius.", [own, other], passages, terms, Thresholds(), supported)
+    assert v.label == "supported" and v.deciding is other and v.support == pytest.approx(0.06, abs=1e-6)
+    own_strong = judgement(1, 1, "Water boils at 100 degrees Celsius.", 0.62, 0.1)
+    other_strong = judgement(2, 2, "Water boils at 100 °C at sea level.", 0.9, 0.05)
+    v = decide_learned("Water boils at 100 degrees Celsius.", [own_strong, other_strong], passages, terms,
+                       Thresholds(), supported)
+    assert v.deciding is own_strong
+
+
 def test_shipped_model_has_weights_per_kind():
     """The shipped file: entity and abstract weight sets fitted on data of their kind, the
     top-level set (given documents, and the fallback) as before, and the kind rule named."""

@@ -4,7 +4,7 @@ Why: int8 halves the CPU of both models (issue 18: the TUI's last verdict and wi
 index are bound by their forward passes), but how the copy is quantised decides what it costs.
 
     PYTHONPATH=. python benchmarks/int8_recipes.py verifier [--out benchmarks/results/int8_recipes_verifier.json]
-    PYTHONPATH=. python benchmarks/int8_recipes.py embedder --db SCIFACT_DB [--out …_embedder.json]
+    PYTHONPATH=. python benchmarks/int8_recipes.py embedder --db SCIFACT_DB [--smoothquant-only] [--out …_embedder.json]
 
 ``verifier``: FEVER-Symmetric dev (708 pairs) and the first 800 VitaminC real dev pairs (pages the
 verifier was not trained on), through the embedded verifier with each copy's session swapped in:
@@ -20,7 +20,10 @@ same with each layer's FFN output MatMul left in fp32), and the shipped copy ``m
 (models/onnx_build.INT8_RECIPE: SmoothQuant, then per-channel MatMul weights); for the verifier, the
 SmoothQuant copy with activations per tensor (shipped to session 46) and per token
 (VERIFIER_INT8_RECIPE, session 47), both built here, and each copy's batch dependence (the largest
-change of a pair's probabilities between batch sizes 1, 8 and 32).
+change of a pair's probabilities between batch sizes 1, 8 and 32); for the embedder, the shipped copy
+and the same recipe with activations per token (session 48, measured, not adopted), each with its
+batch dependence (the largest change of a vector's component between batch sizes 1, 8 and 32).
+``--smoothquant-only`` leaves out the three copies without SmoothQuant.
 """
 
 from __future__ import annotations

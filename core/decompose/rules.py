@@ -503,6 +503,10 @@ def _elided(pred) -> bool:
             and not any(c.dep_ in _COMPLEMENTS or c.dep_ in ("acomp", "xcomp", "advcl") for c in pred.children))
 
 
+# "Today, Ada Lovelace Day is celebrated on …": the time of the telling, no fact of its own
+_NOW = {"today", "now", "currently", "nowadays", "presently"}
+
+
 def _rate(when) -> bool:
     """A time that makes its clause a rate, not a date: "die … each year", "every week", "a day"
     ("8 million people die from tobacco use" is another claim than "… each year")."""
@@ -792,11 +796,15 @@ class RulesDecomposer:
                 head = {t.i for t in tok.head.subtree} - ap - self._clauses_of(tok.head)
                 extra.append(_Piece(head, copula, {t.i for t in tok.subtree}))
             first = min(t.i for t in tok.subtree)
-            if (tok.dep_ == "acl" and tok.tag_ == "VBN" and tok.lower_ != "born" and subj_core
+            if (tok.tag_ == "VBN" and tok.lower_ != "born" and subj_core
                     # set off by a comma; "known" ("an actress best known for …") even without one
                     and ((first - 1 >= sent.start and sent.doc[first - 1].text == ",") or tok.lower_ == "known")
-                    and tok.head.head == root and (tok.head.dep_ in ("nsubj", "nsubjpass")
-                                                   or (tok.head.dep_ == "attr" and root.pos_ == "AUX"))):
+                    and ((tok.dep_ == "acl" and tok.head.head == root
+                          and (tok.head.dep_ in ("nsubj", "nsubjpass") or (tok.head.dep_ == "attr" and root.pos_ == "AUX")))
+                         # the same participle after "X was a mathematician and writer," parsed as the copula's
+                         # clause: "chiefly known for …" is said of X as well
+                         or (tok.dep_ == "advcl" and tok.head == root and root.pos_ == "AUX" and tok.i > root.i
+                             and not any(c.dep_ in ("nsubj", "nsubjpass", "mark", "aux", "auxpass") for c in tok.children)))):
                 # "Mount Everest, located in the Himalayas, is …", "… a tower in Paris, designed by
                 # Gustave Eiffel's company and completed in 1889": a participle set off by a comma says
                 # something of the subject → "X is located in …", "X was designed by …", "X was completed …";
@@ -1311,8 +1319,11 @@ class RulesDecomposer:
                 (c.dep_ == "prep" and c.lower_ not in ("of", "including") and any(x.dep_ == "pobj" for x in c.children)
                  and not (c.text[:1].isupper() and c.i > sent.start)  # a title's first word: "published On the Origin of Species"
                  and not _vague_time(c))  # "over the years" stays with its clause
-                or (c.dep_ == "npadvmod" and c.ent_type_ == "DATE" and not _rate(c)))]
+                or (c.dep_ == "npadvmod" and c.ent_type_ == "DATE" and not _rate(c) and c.lower_ not in _NOW))]
             subj = [c for c in v.children if c.dep_ in ("nsubj", "nsubjpass")]
+            for c in v.children:  # "Today, X is considered …": the time of the telling leaves the claim
+                if c.dep_ == "npadvmod" and c.lower_ in _NOW and subj and c.i < subj[0].i and c.i in head:
+                    head = head - {x.i for x in c.subtree} - {j for j in (c.right_edge.i + 1,) if doc[j].text == ","}
             fronted = [a for a in adj if subj and a.i < subj[0].i and any(  # a when / where, not "in order to …"
                 x.ent_type_ in ("DATE", "TIME", "GPE", "LOC", "FAC", "EVENT") for x in a.subtree)]
             if len(adj) < 2 and not fronted:

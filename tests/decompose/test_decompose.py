@@ -477,6 +477,19 @@ def test_a_finite_verb_joined_to_an_infinitive_is_the_roots_and_a_hyphen_is_part
                    "CRISPR-Cas9 was first used in human cells.", "CRISPR-Cas9 was first used in 2013."]
 
 
+def test_known_for_after_two_occupations_and_today_are_read_as_people_write_them(rules):
+    """The parser hangs "chiefly known for …" on the copula when two occupations precede it, and
+    the participle went with each: "Ada Lovelace was a mathematician, chiefly known for her work
+    …" and "… was a writer, chiefly known for …". A fronted "Today" was an adjunct of its own
+    ("Today Ada Lovelace Day is celebrated.")."""
+    out = texts(rules.decompose(
+        "Ada Lovelace was an English mathematician and writer, chiefly known for her work on the Analytical "
+        "Engine. Today, Ada Lovelace Day is celebrated on the second Tuesday of October."))
+    assert out == ["Ada Lovelace was English.", "Ada Lovelace was a mathematician.", "Ada Lovelace was a writer.",
+                   "Ada Lovelace was chiefly known for her work on the Analytical Engine.",
+                   "Ada Lovelace Day is celebrated on the second Tuesday of October."]
+
+
 def test_a_quantitys_scale_stays_with_it(rules):
     """The small parser reads "Celsius" in "90 degrees Celsius" as a name in apposition to
     "degrees" (as "the film American Pie"), and the split made "Water boils at 90 degrees." and

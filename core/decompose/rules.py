@@ -1437,6 +1437,8 @@ class RulesDecomposer:
             if not (n.dep_ == "nmod" and n.pos_ == "NOUN" and x.dep_ == "attr" and x.pos_ == "NOUN"
                     and x.i in head and n.i < x.i):
                 continue
+            if not _occupation(n):
+                continue  # "a film and television actress": the domains of one occupation ("She is a film." was said)
             items = [n]
             while nxt := [c for c in items[-1].children if c.dep_ == "conj" and c.pos_ == "NOUN" and c.i < x.i]:
                 items.append(nxt[0])

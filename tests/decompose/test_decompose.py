@@ -490,6 +490,15 @@ def test_known_for_after_two_occupations_and_today_are_read_as_people_write_them
                    "Ada Lovelace Day is celebrated on the second Tuesday of October."]
 
 
+def test_the_domains_of_one_occupation_are_no_list_of_occupations(rules):
+    """"a Venezuelan model and beauty pageant titleholder" is two occupations the parser hangs on
+    the last noun (a test above); "a film and television actress" has the same parse and one
+    occupation: it made "Nina Ray is a film.", and "Acme is a software."."""
+    out = texts(rules.decompose("Nina Ray is a film and television actress. Acme is a software and hardware company."))
+    assert out == ["Nina Ray is a film actress.", "Nina Ray is a television actress.",
+                   "Acme is a software company.", "Acme is a hardware company."]
+
+
 def test_a_quantitys_scale_stays_with_it(rules):
     """The small parser reads "Celsius" in "90 degrees Celsius" as a name in apposition to
     "degrees" (as "the film American Pie"), and the split made "Water boils at 90 degrees." and

@@ -350,7 +350,9 @@ def build_embedder(model_dir: Path, out_dir: Path = EMBEDDER_ONNX_DIR, per_token
     (:data:`INT8_RECIPE`: SmoothQuant, then the shared recipe); pooling and
     normalisation stay in models/embed.py, shared with torch. fp32 gives torch's vectors (stored
     indexes stay valid); int8 vectors differ (cosine ≈ .998), so models/embed.py serves them under
-    their own model id."""
+    their own model id. ``per_token``: the int8 copy with the verifier's per-token activations
+    (:data:`VERIFIER_INT8_RECIPE`), measured by benchmarks/int8_recipes.py and not shipped
+    (docs/benchmarks.md, "The embedder's int8 copy, per token"); the loaders never serve it."""
     import torch
 
     tok, model = _load_for_export(model_dir, "AutoModel")

@@ -132,11 +132,14 @@ _GROUP_NOUNS = frozenset({"company", "airline", "band", "group", "duo", "trio", 
                           "state", "republic", "war", "movement", "label", "school", "university", "league", "network",
                           "channel", "series", "show", "brand", "bank", "agency", "era", "period", "project", "program",
                           "programme", "publication", "journal", "studio", "restaurant", "store", "church", "order"})
-# participles that describe a state, not an event: "X, located in Y," → "X is located in Y" (else "X was designed …")
 # nouns that exist to carry a name: in apposition to one, the name is the fact ("the chemical symbol Au")
 _NAMING_NOUNS = {"symbol", "name", "nickname", "code", "abbreviation", "acronym", "motto", "slogan", "formula",
                  "designation", "alias", "pseudonym", "ticker", "callsign", "epithet", "moniker"}
+# auxiliaries that can stand for a whole predicate left out ("…, but strawberries are not"; _elided)
 _ELLIPSIS_AUX = {"be", "do", "have", "can", "could", "will", "would", "shall", "should", "may", "might", "must"}
+# "Today, Ada Lovelace Day is celebrated on …": the time of the telling, no fact of its own (_adjuncts)
+_NOW = {"today", "now", "currently", "nowadays", "presently"}
+# participles that describe a state, not an event: "X, located in Y," → "X is located in Y" (else "X was designed …")
 _STATIVE = {"located", "based", "situated", "headquartered", "known", "named", "called", "considered", "regarded", "made", "composed"}
 # what has a release year in brackets (_release_years), and the small words inside a title
 _WORKS = frozenset({"film", "movie", "series", "show", "sitcom", "drama", "programme", "program", "album", "single",
@@ -501,10 +504,6 @@ def _elided(pred) -> bool:
     return (pred.lemma_.lower() in _ELLIPSIS_AUX
             and any(c.dep_ in ("nsubj", "nsubjpass") and c.i < pred.i for c in pred.children)  # not "was the MVP" parsed as a subject
             and not any(c.dep_ in _COMPLEMENTS or c.dep_ in ("acomp", "xcomp", "advcl") for c in pred.children))
-
-
-# "Today, Ada Lovelace Day is celebrated on …": the time of the telling, no fact of its own
-_NOW = {"today", "now", "currently", "nowadays", "presently"}
 
 
 def _rate(when) -> bool:
@@ -2075,7 +2074,7 @@ def _proper_subject(sent) -> str | None:
     name = [t for t in subj.subtree if t.dep_ in ("compound", "flat") or t == subj
             or (t.text in ("-", "–") and not t.whitespace_ and t.i > 0 and not doc[t.i - 1].whitespace_)]
     run = [t for t in name if t.i <= subj.i and all(doc[j] in name for j in range(t.i, subj.i + 1))]
-    while run and not run[0].is_alpha and not run[0].like_num and run[0] != subj:
+    while run and run[0].text in ("-", "–"):
         run = run[1:]
     return "".join(t.text + (" " if t.whitespace_ else "") for t in run).strip() or subj.text
 

@@ -2076,6 +2076,13 @@ def _proper_subject(sent) -> str | None:
     run = [t for t in name if t.i <= subj.i and all(doc[j] in name for j in range(t.i, subj.i + 1))]
     while run and run[0].text in ("-", "–"):
         run = run[1:]
+    # "of" and a name right after it belong to the name: "the Statue of Liberty", "the University of
+    # Oxford", "the Great Pyramid of Giza" (the answer's "It" is not "The Statue")
+    of = next((c for c in subj.children if c.dep_ == "prep" and c.lower_ == "of" and c.i == subj.i + 1), None)
+    obj = next((c for c in of.children if c.dep_ == "pobj" and c.pos_ == "PROPN"), None) if of is not None else None
+    if run and obj is not None and all(doc[j].dep_ in ("compound", "flat", "det") or j == obj.i
+                                       for j in range(of.i + 1, obj.i + 1)):
+        run += [doc[j] for j in range(of.i, obj.i + 1)]
     return "".join(t.text + (" " if t.whitespace_ else "") for t in run).strip() or subj.text
 
 

@@ -499,6 +499,14 @@ def test_the_domains_of_one_occupation_are_no_list_of_occupations(rules):
                    "Acme is a software company.", "Acme is a hardware company."]
 
 
+def test_a_name_with_of_is_the_whole_subject(rules):
+    """"It" in an answer about the Statue of Liberty was "The Statue"."""
+    out = texts(rules.decompose("The Statue of Liberty is a colossal sculpture on Liberty Island. "
+                                "It was dedicated on October 28, 1886."))
+    assert out == ["The Statue of Liberty is a colossal sculpture on Liberty Island.",
+                   "The Statue of Liberty was dedicated on October 28, 1886."]
+
+
 def test_a_quantitys_scale_stays_with_it(rules):
     """The small parser reads "Celsius" in "90 degrees Celsius" as a name in apposition to
     "degrees" (as "the film American Pie"), and the split made "Water boils at 90 degrees." and

@@ -139,6 +139,8 @@ _NAMING_NOUNS = {"symbol", "name", "nickname", "code", "abbreviation", "acronym"
 _ELLIPSIS_AUX = {"be", "do", "have", "can", "could", "will", "would", "shall", "should", "may", "might", "must"}
 # "Today, Ada Lovelace Day is celebrated on …": the time of the telling, no fact of its own (_adjuncts)
 _NOW = {"today", "now", "currently", "nowadays", "presently"}
+# verbs whose "from … to …" with everything around it is one fact (_adjuncts)
+_RANGE_VERBS = {"range", "vary", "fluctuate", "span", "extend", "stretch"}
 # participles that describe a state, not an event: "X, located in Y," → "X is located in Y" (else "X was designed …")
 _STATIVE = {"located", "based", "situated", "headquartered", "known", "named", "called", "considered", "regarded", "made", "composed"}
 # what has a release year in brackets (_release_years), and the small words inside a title
@@ -1327,7 +1329,10 @@ class RulesDecomposer:
                 x.ent_type_ in ("DATE", "TIME", "GPE", "LOC", "FAC", "EVENT") for x in a.subtree)]
             if len(adj) < 2 and not fronted:
                 continue
+            if v.lemma_.lower() in _RANGE_VERBS and any(a.lower_ == "from" for a in adj):
+                continue  # "temperatures range from -173 °C at night to 127 °C during the day": one fact
             sets: list[set[int]] = []
+            start_of_range: int | None = None  # the set of a "from" still waiting for its "to"
             for k, a in enumerate(adj):
                 span = {x.i for x in a.subtree} & head
                 if a.lower_ in _RELATIONAL_PREPS:
@@ -1340,8 +1345,17 @@ class RulesDecomposer:
                 if k and a.lower_ in ("to", "until", "through") and adj[k - 1].lower_ == "from" \
                         and a.i == adj[k - 1].right_edge.i + 1:
                     sets[-1] |= span  # "from 2019 to 2020" is one span, not two facts
+                    start_of_range = None
+                    continue
+                elif a.lower_ in ("to", "until", "through") and start_of_range is not None:
+                    # "range from -173 °C at night to 127 °C during the day": one range, with what
+                    # the parser hung on the verb between its ends ("temperatures range at night" is no fact)
+                    sets[start_of_range:] = [set().union(*sets[start_of_range:], span)]
+                    start_of_range = None
+                    continue
                 else:
                     sets.append(span)
+                start_of_range = len(sets) - 1 if a.lower_ == "from" else start_of_range
             if len(sets) < 2 and len(adj) >= 2:
                 continue
             every = set().union(*sets)

@@ -507,6 +507,17 @@ def test_a_name_with_of_is_the_whole_subject(rules):
                    "The Statue of Liberty was dedicated on October 28, 1886."]
 
 
+def test_a_range_is_one_fact_with_what_lies_between_its_ends(rules):
+    """"range from -173 °C at night to 127 °C during the day" was four claims ("Temperatures range
+    at night.", "Temperatures range to 127 °C."); a "from" and its "to" apart were split as two
+    adjuncts; "from Paris to London in 1990" still splits off its year."""
+    out = texts(rules.decompose("Temperatures range from -173 °C at night to 127 °C during the day. "
+                                "The road runs from Lyon in the west to Turin. He moved from Paris to London in 1990."))
+    assert out == ["Temperatures range from -173 °C at night to 127 °C during the day.",
+                   "The road runs from Lyon in the west to Turin.",
+                   "He moved from Paris to London.", "He moved in 1990."]
+
+
 def test_a_quantitys_scale_stays_with_it(rules):
     """The small parser reads "Celsius" in "90 degrees Celsius" as a name in apposition to
     "degrees" (as "the film American Pie"), and the split made "Water boils at 90 degrees." and

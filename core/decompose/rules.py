@@ -1333,7 +1333,7 @@ class RulesDecomposer:
                 continue  # "temperatures range from -173 °C at night to 127 °C during the day": one fact
             sets: list[set[int]] = []
             start_of_range: int | None = None  # the set of a "from" still waiting for its "to"
-            for k, a in enumerate(adj):
+            for a in adj:
                 span = {x.i for x in a.subtree} & head
                 if a.lower_ in _RELATIONAL_PREPS:
                     # "took place in 1066 between the army of William, Duke of Normandy, and an English
@@ -1342,20 +1342,15 @@ class RulesDecomposer:
                         if c.dep_ == "conj" and c.pos_ in ("NOUN", "PROPN") and c.i > a.i:
                             span |= {x.i for x in c.subtree} & head
                             span |= {x.i for x in v.children if x.dep_ in ("cc", "punct") and a.i < x.i < c.i} & head
-                if k and a.lower_ in ("to", "until", "through") and adj[k - 1].lower_ == "from" \
-                        and a.i == adj[k - 1].right_edge.i + 1:
-                    sets[-1] |= span  # "from 2019 to 2020" is one span, not two facts
-                    start_of_range = None
-                    continue
-                elif a.lower_ in ("to", "until", "through") and start_of_range is not None:
-                    # "range from -173 °C at night to 127 °C during the day": one range, with what
-                    # the parser hung on the verb between its ends ("temperatures range at night" is no fact)
+                if a.lower_ in ("to", "until", "through") and start_of_range is not None:
+                    # "from 2019 to 2020" is one span, not two facts, and so is "runs from Lyon in the
+                    # west to Turin" with what the parser hung on the verb between the range's ends
                     sets[start_of_range:] = [set().union(*sets[start_of_range:], span)]
                     start_of_range = None
                     continue
-                else:
-                    sets.append(span)
-                start_of_range = len(sets) - 1 if a.lower_ == "from" else start_of_range
+                sets.append(span)
+                if a.lower_ == "from":
+                    start_of_range = len(sets) - 1
             if len(sets) < 2 and len(adj) >= 2:
                 continue
             every = set().union(*sets)

@@ -292,6 +292,16 @@ def test_a_long_given_set_is_judged_on_the_passages_that_match_the_claim(tmp_pat
     assert not any("Good Morning America" in p.text for p in big.passages if p.id not in page)
 
 
+def test_the_help_names_the_long_given_set_limits():
+    """The CLI help says "past 24, the 12 that match" without importing the pipeline at start-up:
+    the numbers must follow the constants."""
+    from core.pipeline.given import LONG_GIVEN_KEEP, LONG_GIVEN_PASSAGES
+    from tui.cli.check import AGAINST_HELP, VERIFY_AGAINST_HELP
+
+    for help_text in (AGAINST_HELP, VERIFY_AGAINST_HELP):
+        assert f"past {LONG_GIVEN_PASSAGES}" in help_text and f"the {LONG_GIVEN_KEEP} that match" in help_text
+
+
 @pytest.mark.parametrize(
     ("content", "name", "expect"),
     [
